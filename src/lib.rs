@@ -1,0 +1,1 @@
+//! Pilotage gateway library.

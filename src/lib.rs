@@ -1,1 +1,19 @@
-//! Pilotage gateway library.
+//! Pilotage gateway: a stateless MCP server that speaks Pilotage 1.1 to
+//! agents and a legacy workflow engine's own REST dialect to the engine.
+
+pub mod app;
+pub mod auth;
+pub mod catalog;
+pub mod cli;
+pub mod classify;
+pub mod config;
+pub mod engine;
+pub mod execute;
+pub mod gateway;
+pub mod guides;
+pub mod language;
+pub mod mcp;
+pub mod pilotage;
+pub mod store;
+pub mod validate;
+pub mod reload;

@@ -1,1 +1,83 @@
-fn main() {}
+//! `pilotage-gateway`: serve, demo, check-config, classify.
+
+use clap::{Parser, Subcommand};
+use pilotage_gateway::{app, cli, config::Config};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "pilotage-gateway", version, about = "Pilotage 1.1 MCP gateway for a legacy workflow engine")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP on /mcp with the given configuration.
+    Serve {
+        #[arg(long, env = "PILOTAGE_CONFIG", default_value = "deploy/gateway.local.toml")]
+        config: PathBuf,
+    },
+    /// Start the bundled legacy engine and a gateway in front of it.
+    Demo {
+        #[arg(long, default_value = "deploy/gateway.local.toml")]
+        config: PathBuf,
+        /// The legacy-engine binary (default: next to this executable).
+        #[arg(long)]
+        engine_bin: Option<PathBuf>,
+    },
+    /// Validate a configuration (and the guides and rules it names).
+    CheckConfig {
+        #[arg(long, default_value = "deploy/gateway.local.toml")]
+        config: PathBuf,
+    },
+    /// Show how the classifier reads an engine message, or check every rule example.
+    Classify(cli::classify::ClassifyArgs),
+}
+
+fn main() -> ExitCode {
+    let args = Cli::parse();
+    cli::init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        match args.command {
+            Command::Serve { config } => serve(&config).await,
+            Command::Demo { config, engine_bin } => cli::demo::run(&config, engine_bin).await,
+            Command::CheckConfig { config } => cli::check_config::run(&config).await,
+            Command::Classify(a) => cli::classify::run(a),
+        }
+    })
+}
+
+async fn serve(path: &std::path::Path) -> ExitCode {
+    let config = match Config::load(path) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match app::build(config).await {
+        Ok(app) => {
+            cli::spawn_reloader(&app);
+            match app::serve(app).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("server error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("cannot start: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Principals: who is calling, and in which engine tenant.
+//!
+//! A bearer API key maps to a named principal of one tenant (keys are kept as
+//! SHA-256 in the configuration). With anonymous access on, a caller without a
+//! key acts in the anonymous tenant, and each MCP session is a principal of its
+//! own, so its runs and promotions stay private to that session.
+
+use crate::config::AuthConfig;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+
+/// The identity every Pilotage operation is computed under.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Principal {
+    /// Storage namespace of this principal: runs, idempotency keys and
+    /// promoted programs live under it (`key:<tenant>:<name>` or
+    /// `anon:<tenant>:<session>`).
+    pub scope: String,
+    /// Engine tenant whose catalog and world this principal uses.
+    pub tenant: String,
+}
+
+/// Why a request carries no usable identity.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AuthError {
+    #[error("unknown API key")]
+    UnknownKey,
+    #[error("this server requires an API key (Authorization: Bearer <key>)")]
+    Missing,
+}
+
+/// Resolves bearer keys to principals.
+#[derive(Debug, Clone)]
+pub struct Authenticator {
+    by_hash: HashMap<String, (String, String)>,
+    anonymous_tenant: Option<String>,
+}
+
+impl Authenticator {
+    pub fn new(config: &AuthConfig) -> Self {
+        let by_hash = config
+            .keys
+            .iter()
+            .map(|k| {
+                (
+                    k.sha256.to_ascii_lowercase(),
+                    (k.name.clone(), k.tenant.clone()),
+                )
+            })
+            .collect();
+        Self {
+            by_hash,
+            anonymous_tenant: config
+                .anonymous
+                .then(|| config.anonymous_tenant.clone()),
+        }
+    }
+
+    /// The principal of a request: its bearer key if any; otherwise the
+    /// anonymous principal of `session` (or the shared anonymous principal of
+    /// a sessionless request) when anonymous access is on.
+    pub fn principal(
+        &self,
+        bearer: Option<&str>,
+        session: Option<&str>,
+    ) -> Result<Principal, AuthError> {
+        if let Some(key) = bearer {
+            let hash = hex::encode(Sha256::digest(key.as_bytes()));
+            let (name, tenant) = self.by_hash.get(&hash).ok_or(AuthError::UnknownKey)?;
+            return Ok(Principal {
+                scope: format!("key:{tenant}:{name}"),
+                tenant: tenant.clone(),
+            });
+        }
+        let tenant = self.anonymous_tenant.as_ref().ok_or(AuthError::Missing)?;
+        Ok(Principal {
+            scope: format!("anon:{tenant}:{}", session.unwrap_or("stateless")),
+            tenant: tenant.clone(),
+        })
+    }
+
+    /// Whether calls without a key are served at all.
+    pub fn anonymous_enabled(&self) -> bool {
+        self.anonymous_tenant.is_some()
+    }
+}
+
+/// `Authorization: Bearer <key>` → key.
+pub fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let value = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, key) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ApiKeyConfig;
+
+    fn auth(anonymous: bool) -> Authenticator {
+        Authenticator::new(&AuthConfig {
+            anonymous,
+            anonymous_tenant: "acme".into(),
+            keys: vec![ApiKeyConfig {
+                name: "ops".into(),
+                tenant: "globex".into(),
+                sha256: hex::encode(Sha256::digest(b"secret-key")),
+            }],
+        })
+    }
+
+    #[test]
+    fn keys_and_anonymous_sessions() {
+        let a = auth(true);
+        let p = a.principal(Some("secret-key"), None).unwrap();
+        assert_eq!(p.tenant, "globex");
+        assert_eq!(a.principal(Some("nope"), None), Err(AuthError::UnknownKey));
+        let s1 = a.principal(None, Some("s1")).unwrap();
+        let s2 = a.principal(None, Some("s2")).unwrap();
+        assert_eq!(s1.tenant, "acme");
+        assert_ne!(s1.scope, s2.scope);
+        assert_eq!(auth(false).principal(None, None), Err(AuthError::Missing));
+    }
+}

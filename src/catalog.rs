@@ -1,0 +1,369 @@
+//! The catalog (Part II §5.4, §6.3): engine capabilities mapped to Pilotage
+//! entries, plus the caller's promoted programs, scoped to the caller and
+//! versioned by `catalog_version`.
+//!
+//! `catalog_version` = `cv_` + hex SHA-256 over the canonical JSON (sorted keys,
+//! no whitespace) of the caller-visible entries, ordered capabilities first then
+//! programs, each by id. Volatile engine fields never reach an entry and
+//! `revision` is left out of the hash, so the same visible catalog gives the
+//! same token on every instance and after restarts (Part IV §3).
+//!
+//! Freshness: each request revalidates the tenant's listing with the engine's
+//! ETag; the entries and the hash prefix are rebuilt only when the body changed.
+
+use crate::auth::Principal;
+use crate::config::{CatalogFields, EffectRisk, pick};
+use crate::engine::{CatalogFetch, EngineClient, EngineError};
+use crate::pilotage::RiskHints;
+use crate::store::Store;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Entry kinds of `workflow/v1` (enumerated in the closed-sets guide).
+pub const KIND_CAPABILITY: &str = "capability";
+pub const KIND_PROGRAM: &str = "program";
+
+/// How long changed_since baselines are kept.
+const SNAPSHOT_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// One tenant's capability entries, rebuilt only when the engine's body changes.
+struct TenantCatalog {
+    etag: Option<String>,
+    entries: Vec<Arc<Value>>,
+    /// Canonical JSON of each entry (hash input, revision excluded).
+    canonical: Vec<String>,
+    risks: HashMap<String, RiskHints>,
+    /// SHA-256 state after the capability part of the array, cloned per
+    /// request so unchanged capabilities are never rehashed.
+    prefix: Sha256,
+}
+
+/// The catalog as one caller sees it right now.
+pub struct CatalogView {
+    pub version: String,
+    /// Capabilities then programs, each ordered by id.
+    pub entries: Vec<Arc<Value>>,
+    /// Entry id → content digest, the changed_since baseline.
+    digests: BTreeMap<String, String>,
+    risks: HashMap<String, RiskHints>,
+}
+
+impl CatalogView {
+    pub fn get(&self, id: &str) -> Option<&Arc<Value>> {
+        self.entries
+            .iter()
+            .find(|e| e.get("id").and_then(Value::as_str) == Some(id))
+    }
+
+    /// Risk of a capability the caller can see.
+    pub fn capability_risk(&self, id: &str) -> Option<RiskHints> {
+        self.risks.get(id).copied()
+    }
+
+    /// Names a workflow step may call: the visible capabilities.
+    pub fn callable_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.risks.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    /// Entry id → digest map stored as the changed_since baseline.
+    pub fn snapshot(&self) -> Value {
+        json!(self.digests)
+    }
+}
+
+/// Builds caller views over the engine catalog and the store.
+pub struct CatalogService {
+    engine: EngineClient,
+    store: Arc<dyn Store>,
+    fields: CatalogFields,
+    effects: BTreeMap<String, EffectRisk>,
+    tenants: moka::future::Cache<String, Arc<TenantCatalog>>,
+    /// (scope, version) pairs already written as baselines by this instance.
+    snapshots_written: moka::sync::Cache<String, ()>,
+}
+
+impl CatalogService {
+    pub fn new(engine: EngineClient, store: Arc<dyn Store>) -> Self {
+        let mapping = engine.mapping().clone();
+        Self {
+            engine,
+            store,
+            fields: mapping.catalog,
+            effects: mapping.effects,
+            tenants: moka::future::Cache::new(10_000),
+            snapshots_written: moka::sync::Cache::new(100_000),
+        }
+    }
+
+    /// The current view for `principal`; stores it as a changed_since baseline
+    /// the first time this version is seen.
+    pub async fn view(&self, principal: &Principal) -> Result<CatalogView, EngineError> {
+        let tenant = self.tenant(&principal.tenant).await?;
+        let programs = self
+            .store
+            .list_programs(&principal.scope)
+            .await
+            .map_err(|e| EngineError::Failed(e.to_string()))?;
+        let view = compose(&tenant, &programs);
+        let marker = format!("{}\u{0}{}", principal.scope, view.version);
+        if !self.snapshots_written.contains_key(&marker) {
+            let stored = self
+                .store
+                .put_catalog_snapshot(
+                    &principal.scope,
+                    &view.version,
+                    &view.snapshot(),
+                    SNAPSHOT_TTL,
+                )
+                .await;
+            if stored.is_ok() {
+                self.snapshots_written.insert(marker, ());
+            }
+        }
+        Ok(view)
+    }
+
+    /// Entry changes since `baseline`; `None` when the baseline is unknown.
+    pub async fn changes_since(
+        &self,
+        principal: &Principal,
+        view: &CatalogView,
+        baseline: &str,
+    ) -> Result<Option<Vec<Value>>, crate::store::StoreError> {
+        if baseline == view.version {
+            return Ok(Some(Vec::new()));
+        }
+        let Some(old) = self
+            .store
+            .get_catalog_snapshot(&principal.scope, baseline)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let Some(old) = old.as_object() else {
+            return Ok(None);
+        };
+        let mut changes = Vec::new();
+        for (id, digest) in &view.digests {
+            match old.get(id).and_then(Value::as_str) {
+                None => changes.push(json!({"id": id, "change": "added"})),
+                Some(d) if d != digest => changes.push(json!({"id": id, "change": "modified"})),
+                _ => {}
+            }
+        }
+        for id in old.keys() {
+            if !view.digests.contains_key(id) {
+                changes.push(json!({"id": id, "change": "removed"}));
+            }
+        }
+        changes.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+        Ok(Some(changes))
+    }
+
+    async fn tenant(&self, tenant: &str) -> Result<Arc<TenantCatalog>, EngineError> {
+        let cached = self.tenants.get(tenant).await;
+        let etag = cached.as_ref().and_then(|c| c.etag.clone());
+        match self.engine.catalog(tenant, etag.as_deref()).await? {
+            CatalogFetch::NotModified => match cached {
+                Some(c) => Ok(c),
+                None => Err(EngineError::Failed(
+                    "engine answered 304 to an unconditional request".into(),
+                )),
+            },
+            CatalogFetch::Fresh { etag, capabilities } => {
+                let built = Arc::new(self.build(etag, &capabilities));
+                self.tenants.insert(tenant.to_string(), built.clone()).await;
+                Ok(built)
+            }
+        }
+    }
+
+    fn build(&self, etag: Option<String>, capabilities: &[Value]) -> TenantCatalog {
+        let mut entries: Vec<(String, Value, RiskHints)> = capabilities
+            .iter()
+            .filter_map(|c| self.entry(c))
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.dedup_by(|a, b| a.0 == b.0);
+        let mut prefix = Sha256::new();
+        prefix.update(b"[");
+        let mut canonical = Vec::with_capacity(entries.len());
+        let mut risks = HashMap::with_capacity(entries.len());
+        let mut out = Vec::with_capacity(entries.len());
+        for (i, (id, mut entry, risk)) in entries.into_iter().enumerate() {
+            let text = canonical_json(&entry);
+            if i > 0 {
+                prefix.update(b",");
+            }
+            prefix.update(text.as_bytes());
+            if let Some(obj) = entry.as_object_mut() {
+                obj.insert("revision".into(), Value::String(short_digest(&text)));
+            }
+            canonical.push(text);
+            risks.insert(id, risk);
+            out.push(Arc::new(entry));
+        }
+        TenantCatalog {
+            etag,
+            entries: out,
+            canonical,
+            risks,
+            prefix,
+        }
+    }
+
+    /// Maps one engine capability to a Pilotage entry; volatile fields are
+    /// simply never copied.
+    fn entry(&self, cap: &Value) -> Option<(String, Value, RiskHints)> {
+        let f = &self.fields;
+        let id = pick(cap, &f.name)?.as_str()?.to_string();
+        let effect = pick(cap, &f.effect).and_then(Value::as_str).unwrap_or("");
+        // An unmapped effect is treated as the most dangerous one: fail closed.
+        let risk = self.effects.get(effect).cloned().unwrap_or(EffectRisk {
+            risk: "destructive".into(),
+            read_only: false,
+            destructive: true,
+            open_world: true,
+        });
+        let hints = RiskHints {
+            read_only: risk.read_only,
+            destructive: risk.destructive,
+            open_world: risk.open_world,
+        };
+        let mut tags: Vec<Value> = pick(cap, &f.tags)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if pick(cap, &f.deprecated).and_then(Value::as_bool) == Some(true) {
+            tags.push(Value::String("deprecated".into()));
+        }
+        let mut e = Map::new();
+        e.insert("id".into(), Value::String(id.clone()));
+        e.insert("kind".into(), Value::String(KIND_CAPABILITY.into()));
+        let name = pick(cap, &f.title).and_then(Value::as_str).unwrap_or(&id);
+        e.insert("name".into(), Value::String(name.to_string()));
+        if let Some(d) = pick(cap, &f.description).and_then(Value::as_str) {
+            e.insert("description".into(), Value::String(d.to_string()));
+        }
+        e.insert(
+            "input_schema".into(),
+            pick(cap, &f.params)
+                .cloned()
+                .unwrap_or_else(|| json!({"type": "object"})),
+        );
+        e.insert(
+            "output_schema".into(),
+            pick(cap, &f.returns).cloned().unwrap_or(Value::Null),
+        );
+        e.insert("risk".into(), Value::String(risk.risk.clone()));
+        e.insert("risk_hints".into(), hints.to_json());
+        e.insert("tags".into(), Value::Array(tags));
+        Some((id, Value::Object(e), hints))
+    }
+
+    /// Visible capability entries of a tenant (used by promotion baselines).
+    pub async fn tenant_entries(&self, tenant: &str) -> Result<Vec<Arc<Value>>, EngineError> {
+        Ok(self.tenant(tenant).await?.entries.clone())
+    }
+}
+
+/// Joins a tenant's capabilities with the caller's programs into one view.
+fn compose(tenant: &TenantCatalog, programs: &[Value]) -> CatalogView {
+    let mut hasher = tenant.prefix.clone();
+    let mut digests = BTreeMap::new();
+    for (entry, text) in tenant.entries.iter().zip(&tenant.canonical) {
+        if let Some(id) = entry.get("id").and_then(Value::as_str) {
+            digests.insert(id.to_string(), short_digest(text));
+        }
+    }
+    let mut entries = tenant.entries.clone();
+    let mut first = tenant.entries.is_empty();
+    for program in programs {
+        let Some(entry) = program.get("entry") else {
+            continue;
+        };
+        let text = canonical_json(entry);
+        if !first {
+            hasher.update(b",");
+        }
+        first = false;
+        hasher.update(text.as_bytes());
+        if let Some(id) = entry.get("id").and_then(Value::as_str) {
+            digests.insert(id.to_string(), short_digest(&text));
+        }
+        let mut with_revision = entry.clone();
+        if let Some(obj) = with_revision.as_object_mut() {
+            obj.insert("revision".into(), Value::String(short_digest(&text)));
+        }
+        entries.push(Arc::new(with_revision));
+    }
+    hasher.update(b"]");
+    CatalogView {
+        version: format!("cv_{}", hex::encode(hasher.finalize())),
+        entries,
+        digests,
+        risks: tenant.risks.clone(),
+    }
+}
+
+fn short_digest(text: &str) -> String {
+    hex::encode(&Sha256::digest(text.as_bytes())[..8])
+}
+
+/// Canonical JSON: object keys sorted, no whitespace (serde_json's compact
+/// writer for scalars, so escaping is the standard one).
+pub fn canonical_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(v, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::canonical_json;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_sorts_keys_at_every_level() {
+        let a = json!({"b": 1, "a": {"y": [1, {"d": 2, "c": 3}], "x": "é\n"}});
+        assert_eq!(
+            canonical_json(&a),
+            r#"{"a":{"x":"é\n","y":[1,{"c":3,"d":2}]},"b":1}"#
+        );
+    }
+}

@@ -1,0 +1,335 @@
+//! `[[language]]` tables: the Languages the gateway declares in its manifest,
+//! their capability map (Part II §4), loop-tool names (Part III §4.3), guides,
+//! classifier rules, bounds and optional `context_schema`.
+
+use super::Config;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LanguageConfig {
+    /// Language identifier, `family/version` (Part II §3.3).
+    pub name: String,
+    pub title: String,
+    /// Name of the tool argument carrying the program (Part III §5).
+    #[serde(default = "default_argument")]
+    pub argument: String,
+    /// Directory of markdown guides (relative to the config file).
+    pub guides_dir: String,
+    /// Prefix prepended to guide ids, so two languages may share a directory
+    /// and still expose server-unique guide ids (Part II §5.2).
+    #[serde(default)]
+    pub guide_id_prefix: String,
+    /// Classifier rule file (relative to the config file).
+    pub classifier: String,
+    pub tools: LoopTools,
+    pub capabilities: CapabilityConfig,
+    /// `immediate`, `deploy` or `both`.
+    #[serde(default = "default_execution")]
+    pub execution: String,
+    /// Highest trace level: `summary` or `full`.
+    #[serde(default = "default_trace")]
+    pub trace: String,
+    /// `none` or an ISO 8601 duration such as `PT24H`. `session` is refused:
+    /// the gateway is stateless (Part III §8.1).
+    #[serde(default = "default_retention")]
+    pub retention: String,
+    /// Optional JSON Schema (as a TOML table) the request `context` must
+    /// satisfy; absent means context is refused (Part II §6.4).
+    #[serde(default)]
+    pub context_schema: Option<toml::Value>,
+    #[serde(default)]
+    pub bounds: Bounds,
+    /// Catalog page size cap.
+    #[serde(default = "default_page")]
+    pub catalog_page_limit: usize,
+}
+
+fn default_argument() -> String {
+    "workflow".into()
+}
+fn default_execution() -> String {
+    "immediate".into()
+}
+fn default_trace() -> String {
+    "full".into()
+}
+fn default_retention() -> String {
+    "PT24H".into()
+}
+fn default_page() -> usize {
+    50
+}
+
+/// Loop tool names, declared in the manifest's `loop` object.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopTools {
+    pub validate: String,
+    #[serde(default)]
+    pub execute: Option<String>,
+    #[serde(default)]
+    pub trace: Option<String>,
+}
+
+impl LoopTools {
+    /// Tool names that exist under the capability map (Part II §4.3 rule 7).
+    pub fn declared<'a>(&'a self, caps: &CapabilityConfig) -> Vec<&'a str> {
+        let mut out = vec![self.validate.as_str()];
+        if caps.execute.enabled {
+            if let Some(t) = &self.execute {
+                out.push(t);
+            }
+        }
+        if caps.trace_fetch {
+            if let Some(t) = &self.trace {
+                out.push(t);
+            }
+        }
+        out
+    }
+}
+
+/// The capability map of one Language; each sub-feature can be switched off.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilityConfig {
+    #[serde(default)]
+    pub guides: GuidesCaps,
+    #[serde(default)]
+    pub catalog: CatalogCaps,
+    #[serde(default = "yes")]
+    pub plan: bool,
+    #[serde(default)]
+    pub execute: ExecuteCaps,
+    #[serde(default = "yes")]
+    pub trace_fetch: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GuidesCaps {
+    pub topic_fetch: bool,
+}
+impl Default for GuidesCaps {
+    fn default() -> Self {
+        Self { topic_fetch: true }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CatalogCaps {
+    pub search: bool,
+    pub changed_since: bool,
+}
+impl Default for CatalogCaps {
+    fn default() -> Self {
+        Self {
+            search: true,
+            changed_since: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExecuteCaps {
+    pub enabled: bool,
+    pub test_run: bool,
+    pub idempotency: bool,
+}
+impl Default for ExecuteCaps {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            test_run: true,
+            idempotency: true,
+        }
+    }
+}
+
+/// Validation resource bounds (Part II §10.1); exceeding one is a
+/// `bounds_exceeded` request error before the engine is called.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Bounds {
+    /// JSON nesting depth of the program value. Kept well below serde_json's
+    /// 128-level parse limit so this bound, not a parse error, answers.
+    pub max_depth: usize,
+    /// Steps, nested ones included.
+    pub max_steps: usize,
+    /// Size of the program's compact JSON.
+    pub max_program_bytes: usize,
+}
+impl Default for Bounds {
+    fn default() -> Self {
+        Self {
+            max_depth: 32,
+            max_steps: 1000,
+            max_program_bytes: 256 * 1024,
+        }
+    }
+}
+
+impl LanguageConfig {
+    /// Retention as a duration; `None` for `none`.
+    pub fn retention_duration(&self) -> Option<std::time::Duration> {
+        parse_iso_duration(&self.retention)
+    }
+
+    pub fn has_execute(&self) -> bool {
+        self.capabilities.execute.enabled && self.tools.execute.is_some()
+    }
+
+    pub fn has_trace_fetch(&self) -> bool {
+        self.has_execute() && self.capabilities.trace_fetch && self.tools.trace.is_some()
+    }
+
+    /// (key, problem, fix) triples.
+    pub(super) fn validate(&self, _config: &Config, i: usize) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        let key = |k: &str| format!("language[{i}].{k}");
+        let (family, version) = self.name.split_once('/').unwrap_or(("", ""));
+        if family.is_empty() || version.is_empty() || version.contains('/') {
+            out.push((
+                key("name"),
+                format!("'{}' is not family/version", self.name),
+                "use an identifier like workflow/v1".into(),
+            ));
+        }
+        if !matches!(self.execution.as_str(), "immediate" | "deploy" | "both") {
+            out.push((
+                key("execution"),
+                format!("'{}' is not a mode", self.execution),
+                "use immediate, deploy or both".into(),
+            ));
+        }
+        if !matches!(self.trace.as_str(), "summary" | "full") {
+            out.push((
+                key("trace"),
+                format!("'{}' is not a trace level", self.trace),
+                "use summary or full".into(),
+            ));
+        }
+        if self.retention == "session" {
+            out.push((
+                key("retention"),
+                "'session' cannot be honoured by a stateless gateway (Part III §8.1)".into(),
+                "use none or an ISO 8601 duration such as PT24H".into(),
+            ));
+        } else if self.retention != "none" && self.retention_duration().is_none() {
+            out.push((
+                key("retention"),
+                format!("'{}' is not none or an ISO 8601 duration", self.retention),
+                "use none or a duration such as PT24H".into(),
+            ));
+        }
+        if self.capabilities.trace_fetch
+            && self.capabilities.execute.enabled
+            && self.retention == "none"
+        {
+            out.push((
+                key("capabilities.trace_fetch"),
+                "trace_fetch with retention none (Part II §4.3 rule 5)".into(),
+                "set trace_fetch = false or declare a retention duration".into(),
+            ));
+        }
+        if self.capabilities.execute.enabled && self.tools.execute.is_none() {
+            out.push((
+                key("tools.execute"),
+                "execute is enabled but no tool name is given".into(),
+                "name the execute tool, e.g. run_workflow".into(),
+            ));
+        }
+        if self.capabilities.trace_fetch
+            && self.capabilities.execute.enabled
+            && self.tools.trace.is_none()
+        {
+            out.push((
+                key("tools.trace"),
+                "trace_fetch is enabled but no tool name is given".into(),
+                "name the trace tool, e.g. trace_workflow".into(),
+            ));
+        }
+        if self.capabilities.trace_fetch && !self.capabilities.execute.enabled {
+            out.push((
+                key("capabilities.trace_fetch"),
+                "trace_fetch needs execute (Part II §4.3 rule 3)".into(),
+                "enable execute or set trace_fetch = false".into(),
+            ));
+        }
+        if let Some(schema) = &self.context_schema {
+            let json = serde_json::to_value(schema).unwrap_or_default();
+            if let Err(e) = jsonschema::validator_for(&json) {
+                out.push((
+                    key("context_schema"),
+                    format!("not a valid JSON Schema: {e}"),
+                    "write a JSON Schema object as a TOML table".into(),
+                ));
+            }
+        }
+        if self.bounds.max_depth >= 100 {
+            out.push((
+                key("bounds.max_depth"),
+                "must stay well below the 128-level JSON parse limit".into(),
+                "use a value below 100 (default 32)".into(),
+            ));
+        }
+        out
+    }
+}
+
+/// Parses the subset of ISO 8601 durations a retention needs:
+/// `PnDTnHnMnS` with integer parts.
+pub fn parse_iso_duration(s: &str) -> Option<std::time::Duration> {
+    let rest = s.strip_prefix('P')?;
+    let (date, time) = match rest.split_once('T') {
+        Some((d, t)) => (d, Some(t)),
+        None => (rest, None),
+    };
+    let mut secs: u64 = 0;
+    let mut any = false;
+    let mut take = |part: &str, units: &[(char, u64)]| -> Option<()> {
+        let mut num = String::new();
+        for c in part.chars() {
+            if c.is_ascii_digit() {
+                num.push(c);
+            } else {
+                let (_, mul) = units.iter().find(|(u, _)| *u == c)?;
+                let n: u64 = num.parse().ok()?;
+                secs = secs.checked_add(n.checked_mul(*mul)?)?;
+                num.clear();
+                any = true;
+            }
+        }
+        num.is_empty().then_some(())
+    };
+    take(date, &[('W', 604_800), ('D', 86_400)])?;
+    if let Some(t) = time {
+        if t.is_empty() {
+            return None;
+        }
+        take(t, &[('H', 3600), ('M', 60), ('S', 1)])?;
+    }
+    (any && secs > 0).then(|| std::time::Duration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_iso_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_iso_duration("PT24H"), Some(Duration::from_secs(86400)));
+        assert_eq!(parse_iso_duration("P1DT1M"), Some(Duration::from_secs(86460)));
+        assert_eq!(parse_iso_duration("none"), None);
+        assert_eq!(parse_iso_duration("PT"), None);
+        assert_eq!(parse_iso_duration("P1Y"), None);
+    }
+}

@@ -1,0 +1,157 @@
+//! The gateway's shared state: configuration, engine client, catalog, store,
+//! and one runtime per declared Language (guides, classifier rules, schemas).
+//! Built once by `app.rs`; every tool call borrows it.
+
+use crate::auth::Authenticator;
+use crate::catalog::CatalogService;
+use crate::classify::{Classifiers, RuleTable};
+use crate::config::{Config, LanguageConfig};
+use crate::engine::EngineClient;
+use crate::guides::GuideSet;
+use crate::store::Store;
+use crate::validate::VerdictCache;
+use std::sync::{Arc, RwLock};
+
+/// Why the gateway cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("guides of language '{language}': {message}")]
+    Guides { language: String, message: String },
+    #[error("classifier rules of language '{language}': {message}")]
+    Rules { language: String, message: String },
+    #[error("store: {0}")]
+    Store(#[from] crate::store::StoreError),
+}
+
+/// Everything one Language needs at request time.
+pub struct LanguageRuntime {
+    pub config: LanguageConfig,
+    guides: RwLock<Arc<GuideSet>>,
+    pub classifiers: Classifiers,
+    pub context_schema: Option<(serde_json::Value, jsonschema::Validator)>,
+}
+
+impl LanguageRuntime {
+    pub fn load(config: &Config, lang: &LanguageConfig) -> Result<Self, StartError> {
+        let guides = load_guides(config, lang)?;
+        let codes = guides.diagnostic_codes();
+        let table =
+            RuleTable::load(&config.resolve(&lang.classifier), &codes).map_err(|e| {
+                StartError::Rules {
+                    language: lang.name.clone(),
+                    message: e.to_string(),
+                }
+            })?;
+        let context_schema = match &lang.context_schema {
+            Some(schema) => {
+                let json = serde_json::to_value(schema).unwrap_or_default();
+                let validator =
+                    jsonschema::validator_for(&json).map_err(|e| StartError::Guides {
+                        language: lang.name.clone(),
+                        message: format!("context_schema: {e}"),
+                    })?;
+                Some((json, validator))
+            }
+            None => None,
+        };
+        Ok(Self {
+            config: lang.clone(),
+            guides: RwLock::new(Arc::new(guides)),
+            classifiers: Classifiers::new(table),
+            context_schema,
+        })
+    }
+
+    /// The current guide set (swapped whole on reload).
+    pub fn guides(&self) -> Arc<GuideSet> {
+        self.guides
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
+fn load_guides(config: &Config, lang: &LanguageConfig) -> Result<GuideSet, StartError> {
+    GuideSet::load(
+        &config.resolve(&lang.guides_dir),
+        &lang.name,
+        &lang.guide_id_prefix,
+    )
+    .map_err(|e| StartError::Guides {
+        language: lang.name.clone(),
+        message: e.to_string(),
+    })
+}
+
+/// The shared state of one gateway process.
+pub struct Gateway {
+    pub config: Config,
+    pub engine: EngineClient,
+    pub store: Arc<dyn Store>,
+    pub catalog: CatalogService,
+    pub languages: Vec<Arc<LanguageRuntime>>,
+    pub auth: Authenticator,
+    pub verdicts: VerdictCache,
+}
+
+impl Gateway {
+    /// Loads guides and rules (refusing to start on any error) and connects
+    /// the store.
+    pub async fn build(config: Config) -> Result<Arc<Gateway>, StartError> {
+        let languages = config
+            .languages
+            .iter()
+            .map(|l| LanguageRuntime::load(&config, l).map(Arc::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        let redis = (!config.store.redis_url.is_empty()).then_some(config.store.redis_url.as_str());
+        let store = crate::store::connect(
+            redis,
+            std::time::Duration::from_millis(config.store.op_timeout_ms),
+        )
+        .await?;
+        let engine = EngineClient::new(&config.engine);
+        Ok(Arc::new(Gateway {
+            catalog: CatalogService::new(engine.clone(), store.clone()),
+            auth: Authenticator::new(&config.auth),
+            verdicts: VerdictCache::new(),
+            engine,
+            store,
+            languages,
+            config,
+        }))
+    }
+
+    pub fn language(&self, name: &str) -> Option<&Arc<LanguageRuntime>> {
+        self.languages.iter().find(|l| l.config.name == name)
+    }
+
+    /// Names of all declared languages (for `not_found` messages).
+    pub fn language_names(&self) -> Vec<&str> {
+        self.languages
+            .iter()
+            .map(|l| l.config.name.as_str())
+            .collect()
+    }
+
+    /// Reloads every language's rules and guides; a broken file keeps the
+    /// previous version in service.
+    pub fn reload(&self) {
+        for lang in &self.languages {
+            match load_guides(&self.config, &lang.config) {
+                Ok(guides) => {
+                    let codes = guides.diagnostic_codes();
+                    *lang
+                        .guides
+                        .write()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(guides);
+                    lang.classifiers
+                        .reload(&self.config.resolve(&lang.config.classifier), &codes);
+                }
+                Err(e) => tracing::warn!(language = %lang.config.name, error = %e,
+                    "guide reload failed; keeping the previous guides"),
+            }
+        }
+    }
+}

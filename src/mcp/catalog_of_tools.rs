@@ -1,0 +1,195 @@
+//! The `tools/list` entries: names, cold-start descriptions (Part III §3.4),
+//! input schemas (strict for access tools per §4, permissive for loop tools
+//! per §4.6), `anyOf` output schemas (§6), annotations (§4.5) and the program
+//! declaration `_meta` (§5).
+
+use super::tools::{catalog, get_guide, manifest};
+use crate::gateway::{Gateway, LanguageRuntime};
+use crate::pilotage::EXTENSION_ID;
+use serde_json::{Map, Value, json};
+
+/// What a tool does, for dispatch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolRole {
+    Manifest,
+    Guide,
+    Catalog,
+    Validate(String),
+    Execute(String),
+    Trace(String),
+}
+
+/// One listed tool with its role.
+pub struct ToolSpec {
+    pub role: ToolRole,
+    pub json: Value,
+}
+
+impl ToolSpec {
+    pub fn name(&self) -> &str {
+        self.json["name"].as_str().unwrap_or_default()
+    }
+    pub fn input_schema(&self) -> &Value {
+        &self.json["inputSchema"]
+    }
+}
+
+/// Every tool this gateway lists, in a stable order.
+pub fn all(gw: &Gateway) -> Vec<ToolSpec> {
+    let names = gw.language_names().join(", ");
+    let mut out = vec![
+        ToolSpec {
+            role: ToolRole::Manifest,
+            json: json!({
+                "name": manifest::NAME,
+                "title": "Pilotage manifest",
+                "description": format!("START HERE. Call this first: it returns the Pilotage manifest, the map of this server's program languages ({names}), their capabilities and the names of the tools that learn, look up, validate, execute and fetch traces. Pilotage loop: manifest → guides ({}) → catalog ({}) → validate → execute → trace.", get_guide::NAME, catalog::NAME),
+                "inputSchema": {"type": "object", "properties": {}},
+                "outputSchema": any_of(vec![manifest_shape()]),
+                "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+            }),
+        },
+        ToolSpec {
+            role: ToolRole::Guide,
+            json: json!({
+                "name": get_guide::NAME,
+                "title": "Pilotage guides (learn)",
+                "description": format!("Learn stage: the guides that teach a program language ({names}). Without 'id' it lists the guides (read the one with level \"core\" first); with 'id' it returns one guide; with 'id' and 'topic' just that topic. The closed-sets guide lists every diagnostic code, status and scope rule."),
+                "inputSchema": {"type": "object", "properties": {
+                    "language": {"type": "string"}, "id": {"type": "string"}, "topic": {"type": "string"}},
+                    "required": ["language"]},
+                "outputSchema": any_of(vec![
+                    json!({"type": "object", "required": ["guides"], "properties": {"guides": {"type": "array", "items": {"type": "object"}}}}),
+                    json!({"type": "object", "required": ["guide"], "properties": {"guide": {"type": "object", "required": ["id", "body"]}}}),
+                ]),
+                "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+            }),
+        },
+        ToolSpec {
+            role: ToolRole::Catalog,
+            json: json!({
+                "name": catalog::NAME,
+                "title": "Pilotage catalog (lookup)",
+                "description": format!("Lookup stage: the catalog of live names a program may use in {names} (capabilities with their input schemas and risk, and promoted programs). verb \"list\" (filters kind, tag, q, cursor, limit), \"get\" (id), \"changed_since\" (catalog_version). Every answer carries catalog_version; pass it to execute as expected_catalog_version."),
+                "inputSchema": {"type": "object", "properties": {
+                    "language": {"type": "string"},
+                    "verb": {"type": "string", "enum": ["list", "get", "changed_since"]},
+                    "kind": {"type": "string"}, "tag": {"type": "string"}, "q": {"type": "string"},
+                    "cursor": {"type": "string"}, "limit": {"type": "integer", "minimum": 1},
+                    "id": {"type": "string"}, "catalog_version": {"type": "string"}},
+                    "required": ["language", "verb"]},
+                "outputSchema": any_of(vec![
+                    json!({"type": "object", "required": ["items", "catalog_version"], "properties": {"items": {"type": "array", "items": {"type": "object"}}, "catalog_version": {"type": "string"}, "next_cursor": {"type": "string"}}}),
+                    json!({"type": "object", "required": ["entry", "catalog_version"], "properties": {"entry": {"type": "object"}, "catalog_version": {"type": "string"}}}),
+                    json!({"type": "object", "required": ["catalog_version", "changes"], "properties": {"catalog_version": {"type": "string"}, "changes": {"type": "array", "items": {"type": "object"}}}}),
+                ]),
+                "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+            }),
+        },
+    ];
+    for lang in &gw.languages {
+        out.extend(loop_tools(lang));
+    }
+    out
+}
+
+fn loop_tools(lang: &LanguageRuntime) -> Vec<ToolSpec> {
+    let c = &lang.config;
+    let name = &c.name;
+    let arg = &c.argument;
+    let declaration = json!({ EXTENSION_ID: {"argument": arg, "language": name} });
+    let mut out = vec![ToolSpec {
+        role: ToolRole::Validate(name.clone()),
+        json: json!({
+            "name": c.tools.validate,
+            "title": format!("Validate a {name} program"),
+            "description": format!("Validate stage for language {name}: checks the program in '{arg}' without running anything and returns diagnostics with closed codes (valid:false is a normal answer, fix and call again), the plan with risk hints when valid, and catalog_version."),
+            "inputSchema": {"type": "object", "properties": {arg: {}, "context": {}}, "required": [arg]},
+            "outputSchema": any_of(vec![validate_shape()]),
+            "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+            "_meta": declaration,
+        }),
+    }];
+    if c.has_execute() {
+        let mut props = Map::new();
+        props.insert(arg.clone(), json!({}));
+        props.insert("program_ref".into(), json!({"type": "string"}));
+        props.insert("input".into(), json!({"type": "object"}));
+        props.insert("context".into(), json!({}));
+        props.insert("trace_level".into(), json!({"type": "string"}));
+        props.insert("store".into(), json!({"type": "boolean"}));
+        props.insert("expected_catalog_version".into(), json!({"type": "string"}));
+        if c.capabilities.execute.idempotency {
+            props.insert("idempotency_key".into(), json!({"type": "string"}));
+        }
+        if c.capabilities.execute.test_run {
+            props.insert("test_run".into(), json!({"type": "boolean"}));
+        }
+        if c.execution == "both" {
+            props.insert("mode".into(), json!({"type": "string"}));
+        }
+        let mode_note = if c.execution == "both" {
+            " 'mode' is required: \"immediate\" runs it now, \"deploy\" promotes it to the catalog and returns a program_ref."
+        } else {
+            ""
+        };
+        out.push(ToolSpec {
+            role: ToolRole::Execute(name.clone()),
+            json: json!({
+                "name": c.tools.execute,
+                "title": format!("Execute a {name} program"),
+                "description": format!("Execute stage for language {name}: runs a validated program ('{arg}') or a promoted one ('program_ref') and returns the outcome and the trace with branch and loop decisions. Pass the catalog_version from validate as expected_catalog_version; store:true keeps the run for the trace tool.{mode_note} Executes real side effects: check the plan's max_risk_hints first."),
+                "inputSchema": {"type": "object", "properties": props},
+                "outputSchema": any_of(vec![execute_shape()]),
+                "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true},
+                "_meta": declaration,
+            }),
+        });
+    }
+    if c.has_trace_fetch() {
+        if let Some(trace) = &c.tools.trace {
+            out.push(ToolSpec {
+                role: ToolRole::Trace(name.clone()),
+                json: json!({
+                    "name": trace,
+                    "title": format!("Fetch a {name} run's trace"),
+                    "description": format!("Trace fetch stage for language {name}: returns the stored outcome and trace of an earlier run by run_id (runs executed with store:true, kept for {}); trace_level \"summary\" or \"full\".", c.retention),
+                    "inputSchema": {"type": "object", "properties": {"run_id": {"type": "string"}, "trace_level": {"type": "string"}}, "required": ["run_id"]},
+                    "outputSchema": any_of(vec![execute_shape()]),
+                    "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+                }),
+            });
+        }
+    }
+    out
+}
+
+/// Every success shape plus the request-error shape (Part III §6).
+fn any_of(mut shapes: Vec<Value>) -> Value {
+    shapes.push(json!({
+        "type": "object",
+        "required": ["error"],
+        "properties": {"error": {"type": "object", "required": ["kind", "message"],
+            "properties": {"kind": {"type": "string"}, "message": {"type": "string"}}}}
+    }));
+    json!({"type": "object", "anyOf": shapes})
+}
+
+fn manifest_shape() -> Value {
+    json!({"type": "object", "required": ["pilotage", "languages"],
+        "properties": {"pilotage": {"type": "string"}, "languages": {"type": "array", "minItems": 1, "items": {"type": "object"}}}})
+}
+
+fn validate_shape() -> Value {
+    json!({"type": "object", "required": ["valid", "diagnostics"],
+        "properties": {"valid": {"type": "boolean"}, "diagnostics": {"type": "array", "items": {"type": "object",
+            "required": ["severity", "code", "path", "message"]}},
+            "catalog_version": {"type": "string"}, "plan": {"type": "object"}, "references": {"type": "array"}}})
+}
+
+fn execute_shape() -> Value {
+    json!({"type": "object", "required": ["run_id", "outcome"],
+        "properties": {"run_id": {"type": "string"},
+            "outcome": {"type": "object", "required": ["ok", "status", "error"]},
+            "diagnostics": {"type": "array"}, "trace": {"type": "object", "required": ["run_id", "level", "steps"]}}})
+}

@@ -1,0 +1,9 @@
+//! The MCP binding (Part III): rmcp's Streamable HTTP server in stateless
+//! mode with JSON responses, our front for parse errors and signed sessions,
+//! and the Pilotage tools.
+
+pub mod catalog_of_tools;
+pub mod layer;
+pub mod server;
+pub mod session;
+pub mod tools;

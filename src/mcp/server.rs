@@ -1,0 +1,186 @@
+//! The rmcp `ServerHandler`: the extension declaration and welcome text
+//! (Part III §1.2, §3.4), the manifest in initialize and `server/discover`
+//! `_meta` (§3.2), `tools/list`, and `tools/call` dispatch with structural
+//! argument checks (missing required member or wrong JSON type → `-32602`,
+//! §7.1); everything else travels as Pilotage values.
+
+use super::catalog_of_tools::{self, ToolRole, ToolSpec};
+use super::tools::{self, Args, Reply, manifest};
+use crate::auth::Principal;
+use crate::gateway::Gateway;
+use crate::pilotage::{EXTENSION_ID, VERSION};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Built once; cloned (cheaply) for every request by the transport.
+#[derive(Clone)]
+pub struct PilotageServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    gw: Arc<Gateway>,
+    specs: Vec<ToolSpec>,
+    tools: Vec<Tool>,
+    validators: HashMap<String, jsonschema::Validator>,
+    info: InitializeResult,
+}
+
+/// The welcome text (Part III §3.4).
+pub const INSTRUCTIONS: &str = "This server speaks Pilotage (io.github.jafarsa0/pilotage 1.1): program languages an agent can learn, check and run safely. Call pilotage_manifest first: it lists the languages and the tools for each stage (guides → catalog → validate → execute → trace).";
+
+impl PilotageServer {
+    pub fn new(gw: Arc<Gateway>) -> Result<Self, String> {
+        let specs = catalog_of_tools::all(&gw);
+        let mut tools = Vec::with_capacity(specs.len());
+        let mut validators = HashMap::new();
+        for spec in &specs {
+            let tool: Tool = serde_json::from_value(spec.json.clone())
+                .map_err(|e| format!("tool {}: {e}", spec.name()))?;
+            tools.push(tool);
+            let v = jsonschema::validator_for(spec.input_schema())
+                .map_err(|e| format!("input schema of {}: {e}", spec.name()))?;
+            validators.insert(spec.name().to_string(), v);
+        }
+        let info: InitializeResult = serde_json::from_value(json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": false}, "extensions": {EXTENSION_ID: {"version": VERSION}}},
+            "serverInfo": {"name": "pilotage-gateway", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": INSTRUCTIONS,
+            "_meta": {EXTENSION_ID: {"manifest": manifest::build(&gw)}},
+        }))
+        .map_err(|e| format!("initialize result: {e}"))?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                gw,
+                specs,
+                tools,
+                validators,
+                info,
+            }),
+        })
+    }
+
+    /// Runs one tool call for `principal`.
+    pub async fn dispatch(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+        principal: &Principal,
+    ) -> Result<CallToolResult, McpError> {
+        let inner = &self.inner;
+        let Some(spec) = inner.specs.iter().find(|s| s.name() == name) else {
+            return Err(McpError::invalid_params(format!("Unknown tool: {name}"), None));
+        };
+        let args_value = Value::Object(arguments);
+        if let Some(v) = inner.validators.get(name) {
+            if let Some(err) = v.iter_errors(&args_value).next() {
+                return Err(McpError::invalid_params(
+                    format!("invalid arguments for {name}: {err} (at '{}')", err.instance_path()),
+                    None,
+                ));
+            }
+        }
+        let Value::Object(map) = args_value else {
+            return Err(McpError::invalid_params("arguments must be an object", None));
+        };
+        let args = Args(map);
+        let gw = &inner.gw;
+        let language = |l: &str| gw.language(l).cloned();
+        let result = match &spec.role {
+            ToolRole::Manifest => tools::manifest::call(gw),
+            ToolRole::Guide => tools::get_guide::call(gw, &args),
+            ToolRole::Catalog => tools::catalog::call(gw, principal, &args).await,
+            ToolRole::Validate(l) => match language(l) {
+                Some(lang) => tools::validate::call(gw, &lang, principal, &args).await,
+                None => return Err(McpError::internal_error("language vanished", None)),
+            },
+            ToolRole::Execute(l) => match language(l) {
+                Some(lang) => tools::execute::call(gw, &lang, principal, &args).await,
+                None => return Err(McpError::internal_error("language vanished", None)),
+            },
+            ToolRole::Trace(l) => match language(l) {
+                Some(lang) => tools::trace::call(gw, &lang, principal, &args).await,
+                None => return Err(McpError::internal_error("language vanished", None)),
+            },
+        };
+        Ok(envelope(result))
+    }
+}
+
+/// `CallToolResult` with structuredContent always and a one-line summary.
+fn envelope(result: tools::ToolResult) -> CallToolResult {
+    let (structured, summary, is_error) = match result {
+        Ok(Reply {
+            structured,
+            summary,
+        }) => (structured, summary, false),
+        Err(e) => (e.to_structured(), e.to_string(), true),
+    };
+    let value = json!({
+        "content": [{"type": "text", "text": summary}],
+        "structuredContent": structured,
+        "isError": is_error,
+    });
+    serde_json::from_value(value).unwrap_or_else(|_| CallToolResult::success(Vec::new()))
+}
+
+impl ServerHandler for PilotageServer {
+    fn get_info(&self) -> InitializeResult {
+        self.inner.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        serde_json::from_value(json!({"tools": self.inner.tools}))
+            .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let principal = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Principal>())
+            .cloned()
+            .ok_or_else(|| McpError::internal_error("no principal on the request", None))?;
+        let started = std::time::Instant::now();
+        let name = request.name.to_string();
+        let result = self
+            .dispatch(&name, request.arguments.unwrap_or_default(), &principal)
+            .await;
+        let run_id = result
+            .as_ref()
+            .ok()
+            .and_then(|r| r.structured_content.as_ref())
+            .and_then(|s| s.get("run_id"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        tracing::info!(
+            tool = %name,
+            tenant = %principal.tenant,
+            run_id = run_id.as_deref().unwrap_or(""),
+            duration_ms = started.elapsed().as_millis() as u64,
+            is_error = result.as_ref().map(|r| r.is_error == Some(true)).unwrap_or(true),
+            "tools/call"
+        );
+        result.map(CallToolResponse::from)
+    }
+}

@@ -1,0 +1,179 @@
+//! `pilotage_catalog` (Part III §4.2): the lookup stage. Verbs `list`
+//! (kind/tag/q filters, opaque cursors), `get`, and `changed_since`; members
+//! that do not apply to the verb, or need an undeclared sub-feature, are
+//! `invalid_request`. Every answer carries the caller's `catalog_version`.
+
+use super::{Args, Reply, ToolResult, inapplicable};
+use crate::auth::Principal;
+use crate::catalog::CatalogView;
+use crate::gateway::{Gateway, LanguageRuntime};
+use crate::pilotage::{RequestError, RequestErrorKind};
+use crate::validate::internal;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+pub const NAME: &str = "pilotage_catalog";
+
+pub async fn call(gw: &Gateway, principal: &Principal, args: &Args) -> ToolResult {
+    let language = args.str("language").unwrap_or_default();
+    let lang = gw.language(language).ok_or_else(|| {
+        RequestError::not_found(format!(
+            "unknown language '{language}'; this server has: {}",
+            gw.language_names().join(", ")
+        ))
+    })?;
+    let verb = args.str("verb").unwrap_or_default();
+    let caps = &lang.config.capabilities.catalog;
+    let allowed: &[&str] = match verb {
+        "list" => &["language", "verb", "kind", "tag", "q", "cursor", "limit"],
+        "get" => &["language", "verb", "id"],
+        _ => &["language", "verb", "catalog_version"],
+    };
+    let extra = args.unexpected(allowed);
+    if !extra.is_empty() {
+        return Err(inapplicable(&extra, &format!("to verb '{verb}'")));
+    }
+    if verb == "list" && args.has("q") && !caps.search {
+        return Err(RequestError::invalid(format!(
+            "free-text search is not declared for {language}: filter with 'kind' or 'tag' instead"
+        )));
+    }
+    if verb == "changed_since" && !caps.changed_since {
+        return Err(RequestError::invalid(format!(
+            "changed_since is not declared for {language}: list the catalog again and compare catalog_version"
+        )));
+    }
+    let view = gw.catalog.view(principal).await.map_err(|e| internal(&e))?;
+    match verb {
+        "list" => list(lang, &view, args),
+        "get" => get(lang, &view, args),
+        _ => changed(gw, principal, &view, args).await,
+    }
+}
+
+fn visible_to(lang: &LanguageRuntime, entry: &Value) -> bool {
+    match entry.get("languages").and_then(Value::as_array) {
+        None => true,
+        Some(langs) => langs.iter().any(|l| l.as_str() == Some(&lang.config.name)),
+    }
+}
+
+fn list(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
+    let kind = args.str("kind");
+    let tag = args.str("tag");
+    let q = args.str("q").map(str::to_lowercase);
+    let filters = format!("{kind:?}|{tag:?}|{q:?}");
+    let filter_hash = &hex::encode(Sha256::digest(filters.as_bytes()))[..8];
+    let offset = match args.str("cursor") {
+        None => 0,
+        Some(c) => decode_cursor(c, filter_hash).ok_or_else(|| {
+            RequestError::invalid(
+                "unknown or foreign cursor: pass next_cursor back unchanged, with the same filters",
+            )
+        })?,
+    };
+    let cap = lang.config.catalog_page_limit;
+    let limit = args
+        .value("limit")
+        .and_then(Value::as_u64)
+        .map_or(cap, |l| (l as usize).clamp(1, cap));
+    let matching: Vec<&Arc<Value>> = view
+        .entries
+        .iter()
+        .filter(|e| visible_to(lang, e))
+        .filter(|e| kind.is_none_or(|k| e.get("kind").and_then(Value::as_str) == Some(k)))
+        .filter(|e| {
+            tag.is_none_or(|t| {
+                e.get("tags")
+                    .and_then(Value::as_array)
+                    .is_some_and(|tags| tags.iter().any(|x| x.as_str() == Some(t)))
+            })
+        })
+        .filter(|e| q.as_deref().is_none_or(|q| matches_query(e, q)))
+        .collect();
+    let page: Vec<&Value> = matching
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .map(|e| e.as_ref())
+        .collect();
+    let mut out = json!({"items": page, "catalog_version": view.version});
+    let next = offset + page.len();
+    if next < matching.len() {
+        out["next_cursor"] = Value::String(encode_cursor(next, filter_hash));
+    }
+    let summary = format!(
+        "{} of {} entries (catalog_version {})",
+        page.len(),
+        matching.len(),
+        view.version
+    );
+    Ok(Reply::new(out, summary))
+}
+
+/// Case-insensitive substring match over id, name, description and tags.
+fn matches_query(entry: &Value, q: &str) -> bool {
+    let field = |k: &str| {
+        entry
+            .get(k)
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.to_lowercase().contains(q))
+    };
+    field("id")
+        || field("name")
+        || field("description")
+        || entry
+            .get("tags")
+            .and_then(Value::as_array)
+            .is_some_and(|t| t.iter().filter_map(Value::as_str).any(|t| t.to_lowercase().contains(q)))
+}
+
+fn encode_cursor(offset: usize, filter_hash: &str) -> String {
+    format!("cur_{filter_hash}{offset:x}")
+}
+
+fn decode_cursor(cursor: &str, filter_hash: &str) -> Option<usize> {
+    let rest = cursor.strip_prefix("cur_")?.strip_prefix(filter_hash)?;
+    usize::from_str_radix(rest, 16).ok()
+}
+
+fn get(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
+    let Some(id) = args.str("id") else {
+        return Err(RequestError::invalid("verb 'get' needs 'id'")
+            .with("catalog_version", json!(view.version)));
+    };
+    match view.get(id).filter(|e| visible_to(lang, e)) {
+        Some(entry) => Ok(Reply::new(
+            json!({"entry": entry.as_ref(), "catalog_version": view.version}),
+            format!("entry {id}"),
+        )),
+        // The same answer whether the entry exists for someone else or not at all.
+        None => Err(RequestError::not_found(format!("unknown catalog entry '{id}'"))
+            .with("catalog_version", json!(view.version))),
+    }
+}
+
+async fn changed(gw: &Gateway, principal: &Principal, view: &CatalogView, args: &Args) -> ToolResult {
+    let Some(baseline) = args.str("catalog_version") else {
+        return Err(RequestError::invalid("verb 'changed_since' needs 'catalog_version'"));
+    };
+    let changes = gw
+        .catalog
+        .changes_since(principal, view, baseline)
+        .await
+        .map_err(|e| RequestError::internal(format!("the gateway's store failed: {e}")))?;
+    match changes {
+        Some(changes) => {
+            let n = changes.len();
+            Ok(Reply::new(
+                json!({"catalog_version": view.version, "changes": changes}),
+                format!("{n} changes since {baseline}"),
+            ))
+        }
+        None => Err(RequestError::new(
+            RequestErrorKind::UnknownBaseline,
+            format!("no changes can be computed from '{baseline}': list the catalog again"),
+        )),
+    }
+}

@@ -1,0 +1,38 @@
+//! The execute loop tool (Part II §6.5): reads the reserved members of
+//! Part III §4.4 and hands them to `crate::execute`. A failed or refused run
+//! is an ordinary result carrying its outcome.
+
+use super::{Args, Reply, ToolResult};
+use crate::auth::Principal;
+use crate::execute::{self, ExecuteRequest};
+use crate::gateway::{Gateway, LanguageRuntime};
+use serde_json::Value;
+
+pub async fn call(
+    gw: &Gateway,
+    lang: &LanguageRuntime,
+    principal: &Principal,
+    args: &Args,
+) -> ToolResult {
+    let text = |k: &str| args.str(k).map(str::to_string);
+    let req = ExecuteRequest {
+        program: args.value(&lang.config.argument).cloned(),
+        program_ref: text("program_ref"),
+        input: args.value("input").cloned(),
+        context: args.value("context").cloned(),
+        trace_level: text("trace_level"),
+        store: args.value("store").and_then(Value::as_bool),
+        expected_catalog_version: text("expected_catalog_version"),
+        idempotency_key: text("idempotency_key"),
+        test_run: args.value("test_run").and_then(Value::as_bool),
+        mode: text("mode"),
+    };
+    let response = execute::execute(gw, lang, principal, req).await?;
+    let outcome = &response["outcome"];
+    let status = outcome["status"].as_str().unwrap_or("unknown");
+    let summary = match outcome["error"].as_str() {
+        None => format!("{status} (run {})", response["run_id"].as_str().unwrap_or("")),
+        Some(e) => format!("{status}: {e}"),
+    };
+    Ok(Reply::new(response, summary))
+}

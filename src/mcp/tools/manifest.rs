@@ -1,0 +1,77 @@
+//! `pilotage_manifest` (Part III §3.1): the discovery entry point. Also builds
+//! the manifest object carried in initialize and `server/discover` `_meta`.
+
+use super::{Reply, ToolResult};
+use crate::gateway::{Gateway, LanguageRuntime};
+use crate::pilotage::VERSION;
+use serde_json::{Map, Value, json};
+
+pub const NAME: &str = "pilotage_manifest";
+pub const GUIDES_TOOL: &str = "pilotage_get_guide";
+pub const CATALOG_TOOL: &str = "pilotage_catalog";
+
+pub fn call(gw: &Gateway) -> ToolResult {
+    let manifest = build(gw);
+    let n = gw.languages.len();
+    Ok(Reply::new(
+        manifest,
+        format!(
+            "Pilotage {VERSION} manifest: {n} language{} ({}). Next: read the core guide with {GUIDES_TOOL}.",
+            if n == 1 { "" } else { "s" },
+            gw.language_names().join(", ")
+        ),
+    ))
+}
+
+/// The Part II §5.1 manifest: one entry per Language, its effective
+/// capability map, and loop tools that exist exactly per that map.
+pub fn build(gw: &Gateway) -> Value {
+    let languages: Vec<Value> = gw.languages.iter().map(|l| language_entry(l)).collect();
+    json!({"pilotage": VERSION, "languages": languages})
+}
+
+fn language_entry(lang: &LanguageRuntime) -> Value {
+    let c = &lang.config;
+    let caps = &c.capabilities;
+    let mut e = Map::new();
+    e.insert("name".into(), json!(c.name));
+    e.insert("title".into(), json!(c.title));
+    e.insert("guides".into(), json!(GUIDES_TOOL));
+    e.insert("catalog".into(), json!(CATALOG_TOOL));
+    let mut loop_tools = Map::new();
+    loop_tools.insert("validate".into(), json!(c.tools.validate));
+    let mut capabilities = Map::new();
+    capabilities.insert(
+        "guides".into(),
+        json!({"topic_fetch": caps.guides.topic_fetch}),
+    );
+    capabilities.insert(
+        "catalog".into(),
+        json!({"search": caps.catalog.search, "changed_since": caps.catalog.changed_since}),
+    );
+    capabilities.insert("validate".into(), json!(true));
+    capabilities.insert("plan".into(), json!(caps.plan));
+    if lang.config.has_execute() {
+        loop_tools.insert("execute".into(), json!(c.tools.execute));
+        capabilities.insert(
+            "execute".into(),
+            json!({"test_run": caps.execute.test_run, "idempotency": caps.execute.idempotency}),
+        );
+        if lang.config.has_trace_fetch() {
+            loop_tools.insert("trace".into(), json!(c.tools.trace));
+            capabilities.insert("trace_fetch".into(), json!(true));
+        }
+    }
+    e.insert("loop".into(), Value::Object(loop_tools));
+    e.insert("capabilities".into(), Value::Object(capabilities));
+    e.insert("locator".into(), json!("json-pointer"));
+    if let Some((schema, _)) = &lang.context_schema {
+        e.insert("context_schema".into(), schema.clone());
+    }
+    if lang.config.has_execute() {
+        e.insert("execution".into(), json!(c.execution));
+        e.insert("trace".into(), json!(c.trace));
+        e.insert("retention".into(), json!(c.retention));
+    }
+    Value::Object(e)
+}

@@ -1,0 +1,69 @@
+//! The Pilotage tools. One file per tool, each with the same three moves:
+//! read the arguments, handle, and answer with `structuredContent` plus a
+//! short text summary (Part III §6). Request errors become `isError: true`
+//! results; invalid programs and failed runs are ordinary results (§7.1).
+
+pub mod catalog;
+pub mod execute;
+pub mod get_guide;
+pub mod manifest;
+pub mod trace;
+pub mod validate;
+
+use crate::pilotage::RequestError;
+use serde_json::{Map, Value};
+
+/// What a tool answers: a Pilotage value, or a request error.
+pub type ToolResult = Result<Reply, RequestError>;
+
+/// A successful tool answer.
+pub struct Reply {
+    pub structured: Value,
+    pub summary: String,
+}
+
+impl Reply {
+    pub fn new(structured: Value, summary: impl Into<String>) -> Self {
+        Self {
+            structured,
+            summary: summary.into(),
+        }
+    }
+}
+
+/// The arguments of a call, with helpers that read reserved members.
+pub struct Args(pub Map<String, Value>);
+
+impl Args {
+    pub fn str(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(Value::as_str)
+    }
+    pub fn has(&self, key: &str) -> bool {
+        self.0.contains_key(key)
+    }
+    pub fn value(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+    /// Members outside `allowed` (for request-error routing of inapplicable
+    /// members).
+    pub fn unexpected(&self, allowed: &[&str]) -> Vec<String> {
+        self.0
+            .keys()
+            .filter(|k| !allowed.contains(&k.as_str()))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Invalid-request error listing members that do not apply.
+pub fn inapplicable(members: &[String], context: &str) -> RequestError {
+    RequestError::invalid(format!(
+        "{} not applicable {context}: remove {}",
+        if members.len() == 1 { "member is" } else { "members are" },
+        members
+            .iter()
+            .map(|m| format!("'{m}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}

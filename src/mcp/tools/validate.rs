@@ -1,0 +1,45 @@
+//! The validate loop tool (Part II §6.4): diagnostics with closed codes, the
+//! plan with risk when valid, and the caller's `catalog_version`. An invalid
+//! program is an ordinary result (`isError: false`).
+
+use super::{Args, Reply, ToolResult};
+use crate::auth::Principal;
+use crate::gateway::{Gateway, LanguageRuntime};
+use crate::pilotage::RequestError;
+use crate::validate::{self, internal};
+
+pub async fn call(
+    gw: &Gateway,
+    lang: &LanguageRuntime,
+    principal: &Principal,
+    args: &Args,
+) -> ToolResult {
+    let argument = &lang.config.argument;
+    let Some(program) = args.value(argument) else {
+        return Err(RequestError::invalid(format!(
+            "the program goes in '{argument}'"
+        )));
+    };
+    let view = gw.catalog.view(principal).await.map_err(|e| internal(&e))?;
+    let verdict =
+        validate::validate(gw, lang, principal, &view, program, args.value("context")).await?;
+    let response = validate::response(lang, &verdict, &view);
+    let summary = if verdict.valid {
+        let risk = verdict
+            .plan
+            .as_ref()
+            .and_then(|p| p.get("max_risk"))
+            .and_then(|r| r.as_str())
+            .unwrap_or("unknown");
+        let warnings = verdict.diagnostics.len();
+        if warnings == 0 {
+            format!("valid: max risk {risk}")
+        } else {
+            format!("valid with {warnings} warning(s): max risk {risk}")
+        }
+    } else {
+        let n = verdict.diagnostics.len();
+        format!("invalid: {n} diagnostic{}", if n == 1 { "" } else { "s" })
+    };
+    Ok(Reply::new(response, summary))
+}

@@ -1,0 +1,239 @@
+//! The validate operation (Part II §6.4), shared by the validate tool and by
+//! execute's re-validation guard (Part II §6.5.2 step 3).
+//!
+//! Order: bounds (request error) → program structure → gateway-native findings
+//! (reserved ids, names the caller cannot see, context binding) → the engine's
+//! validator through the classifier. Verdicts are cached by
+//! (tenant, program hash, catalog_version, context hash), so execute after
+//! validate does not ask the engine twice (Part IV §6).
+
+use crate::auth::Principal;
+use crate::catalog::{CatalogView, canonical_json};
+use crate::classify::{ClassifyContext, Diagnostic, EngineProblem, Severity};
+use crate::engine::EngineError;
+use crate::gateway::{Gateway, LanguageRuntime};
+use crate::language::{checks, plan, program};
+use crate::pilotage::RequestError;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// The result of validating one program against one catalog view.
+#[derive(Debug)]
+pub struct Verdict {
+    pub valid: bool,
+    pub diagnostics: Vec<Diagnostic>,
+    pub plan: Option<Value>,
+    pub steps: Vec<program::StepInfo>,
+}
+
+/// Verdict cache shared by validate and execute.
+pub struct VerdictCache {
+    cache: moka::future::Cache<String, Arc<Verdict>>,
+}
+
+impl VerdictCache {
+    pub fn new() -> Self {
+        Self {
+            cache: moka::future::Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(std::time::Duration::from_secs(600))
+                .build(),
+        }
+    }
+}
+
+impl Default for VerdictCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Validates `program` with `context` for `principal`.
+pub async fn validate(
+    gw: &Gateway,
+    lang: &LanguageRuntime,
+    principal: &Principal,
+    view: &CatalogView,
+    program: &Value,
+    context: Option<&Value>,
+) -> Result<Arc<Verdict>, RequestError> {
+    checks::bounds(program, &lang.config.bounds)?;
+    let steps = program::steps(program);
+    checks::step_count(&steps, &lang.config.bounds)?;
+    let key = cache_key(&principal.tenant, &lang.config.name, program, view, context);
+    if let Some(hit) = gw.verdicts.cache.get(&key).await {
+        return Ok(hit);
+    }
+    let verdict = Arc::new(compute(gw, lang, principal, view, program, context, steps).await?);
+    gw.verdicts.cache.insert(key, verdict.clone()).await;
+    Ok(verdict)
+}
+
+fn cache_key(
+    tenant: &str,
+    language: &str,
+    program: &Value,
+    view: &CatalogView,
+    context: Option<&Value>,
+) -> String {
+    let mut h = Sha256::new();
+    for part in [tenant, language, &view.version] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    h.update(canonical_json(program).as_bytes());
+    h.update([0]);
+    if let Some(c) = context {
+        h.update(canonical_json(c).as_bytes());
+    }
+    hex::encode(h.finalize())
+}
+
+async fn compute(
+    gw: &Gateway,
+    lang: &LanguageRuntime,
+    principal: &Principal,
+    view: &CatalogView,
+    program: &Value,
+    context: Option<&Value>,
+    steps: Vec<program::StepInfo>,
+) -> Result<Verdict, RequestError> {
+    let mut diagnostics = Vec::new();
+    diagnostics.extend(context_findings(lang, context));
+    if !program.is_object() {
+        diagnostics.push(checks::binding_root(
+            "invalid_structure",
+            "a workflow is a JSON object with a 'steps' list".into(),
+        ));
+        return Ok(finish(lang, view, diagnostics, steps));
+    }
+    diagnostics.extend(checks::reserved_ids(&steps));
+    let visible = view.callable_names();
+    // Steps calling something the caller cannot see: the gateway reports them
+    // itself and drops whatever the engine says under them, so "unknown" and
+    // "not enabled for this tenant" can never be told apart.
+    let mut hidden_steps = Vec::new();
+    for step in &steps {
+        if let Some(cap) = &step.capability {
+            if view.capability_risk(cap).is_none() {
+                diagnostics.push(checks::unknown_capability(step, cap, &visible));
+                hidden_steps.push(step.pointer.clone());
+            }
+        }
+    }
+    // Context reaches the engine only when the language declares it.
+    let engine_context = context.filter(|_| lang.context_schema.is_some());
+    let problems = gw
+        .engine
+        .check(&principal.tenant, program, engine_context)
+        .await
+        .map_err(|e| internal(&e))?;
+    let pointers = program::pointers(&steps);
+    let ctx = ClassifyContext {
+        step_pointers: &pointers,
+        visible_names: &visible,
+    };
+    let table = lang.classifiers.current();
+    let mut seen = HashSet::new();
+    for problem in problems {
+        let classified = table.classify(
+            &EngineProblem {
+                level: if problem.is_error {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                },
+                text: problem.text,
+                location: problem.location,
+            },
+            &ctx,
+        );
+        let d = classified.diagnostic;
+        let under_hidden = hidden_steps
+            .iter()
+            .any(|p| d.path == *p || d.path.starts_with(&format!("{p}/")));
+        if under_hidden {
+            continue;
+        }
+        let fingerprint = (d.code.clone(), d.path.clone(), d.message.clone());
+        if seen.insert(fingerprint) {
+            diagnostics.push(d);
+        }
+    }
+    Ok(finish(lang, view, diagnostics, steps))
+}
+
+fn finish(
+    lang: &LanguageRuntime,
+    view: &CatalogView,
+    diagnostics: Vec<Diagnostic>,
+    steps: Vec<program::StepInfo>,
+) -> Verdict {
+    let valid = !diagnostics.iter().any(|d| d.severity == Severity::Error);
+    let plan = (valid && lang.config.capabilities.plan).then(|| {
+        plan::derive(&steps, |cap| {
+            let hints = view.capability_risk(cap)?;
+            let risk = view
+                .get(cap)
+                .and_then(|e| e.get("risk").and_then(Value::as_str).map(str::to_string))
+                .unwrap_or_else(|| hints.level().to_string());
+            Some((risk, hints))
+        })
+    });
+    Verdict {
+        valid,
+        diagnostics,
+        plan,
+        steps,
+    }
+}
+
+/// Context binding (Part II §6.4): checked against `context_schema`, refused
+/// when the language declares none.
+pub fn context_findings(lang: &LanguageRuntime, context: Option<&Value>) -> Vec<Diagnostic> {
+    match (&lang.context_schema, context) {
+        (None, None) => Vec::new(),
+        (None, Some(_)) => vec![checks::binding_root(
+            "context_binding",
+            format!(
+                "language {} takes no context; remove the 'context' member",
+                lang.config.name
+            ),
+        )],
+        (Some(_), None) => vec![checks::binding_root(
+            "context_binding",
+            "this language requires a 'context' value (see context_schema in the manifest)".into(),
+        )],
+        (Some((_, validator)), Some(ctx)) => {
+            checks::bind(validator, ctx, "context_binding", "context")
+        }
+    }
+}
+
+/// The validate response (Part II §6.4).
+pub fn response(lang: &LanguageRuntime, verdict: &Verdict, view: &CatalogView) -> Value {
+    let mut out = json!({
+        "valid": verdict.valid,
+        "diagnostics": verdict.diagnostics,
+        "catalog_version": view.version,
+    });
+    if let Some(plan) = &verdict.plan {
+        out["plan"] = plan.clone();
+    } else if verdict.valid && !lang.config.capabilities.plan {
+        let refs: Vec<&str> = verdict
+            .steps
+            .iter()
+            .filter_map(|s| s.capability.as_deref())
+            .collect();
+        out["references"] = json!(refs);
+    }
+    out
+}
+
+/// An engine failure before execution is an `internal` request error.
+pub fn internal(e: &EngineError) -> RequestError {
+    tracing::warn!(error = %e, "engine failure before execution");
+    RequestError::internal(format!("the workflow engine failed: {e}"))
+}

@@ -1,0 +1,453 @@
+//! Test harness: starts the real thing and talks to it over HTTP.
+//!
+//! In-process mode (default): a real `legacy-engine` process on a free port,
+//! and the gateway built by the same `app::build` as production, serving on a
+//! free port. External mode (`PILOTAGE_TEST_GATEWAY_URL` and
+//! `PILOTAGE_TEST_ENGINE_URL` set): the suite drives an already running
+//! deployment, e.g. three gateways behind a load balancer.
+//!
+//! Every `structuredContent` a test sees can be checked against the official
+//! JSON Schema when it is present (`PILOTAGE_SCHEMA`, default
+//! `../shared/pilotage/pilotage.schema.json` next to the repository).
+
+#![allow(dead_code)]
+
+use pilotage_gateway::config::Config;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+pub const ACME_OPS: &str = "acme-ops-key";
+pub const ACME_AUDIT: &str = "acme-audit-key";
+pub const GLOBEX: &str = "globex-key";
+pub const PUBLIC: &str = "public-key";
+pub const LANG: &str = "workflow/v1";
+pub const STAGING: &str = "workflow-staging/v1";
+
+/// A running engine process (killed on drop) or an external one.
+pub struct Engine {
+    pub url: String,
+    child: Option<Child>,
+    http: reqwest::Client,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.child {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn engine_binary() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        let dir = exe.parent().and_then(Path::parent).expect("target dir");
+        let bin = dir.join("legacy-engine");
+        if !bin.exists() {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let status = Command::new(cargo)
+                .args(["build", "-p", "legacy-engine"])
+                .status()
+                .expect("run cargo build -p legacy-engine");
+            assert!(status.success(), "building legacy-engine failed");
+        }
+        bin
+    })
+    .clone()
+}
+
+impl Engine {
+    /// Spawns `legacy-engine --listen 127.0.0.1:0 [extra args]`.
+    pub fn spawn(extra: &[&str]) -> Engine {
+        let mut child = Command::new(engine_binary())
+            .args(["--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start legacy-engine");
+        let stdout = child.stdout.take().expect("engine stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut sent = false;
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                if !sent {
+                    if let Some(i) = line.find("http://") {
+                        let _ = tx.send(line[i..].trim().to_string());
+                        sent = true;
+                    }
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("legacy-engine printed its address");
+        Engine {
+            url,
+            child: Some(child),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    pub fn external(url: String) -> Engine {
+        Engine {
+            url,
+            child: None,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// The world digest of a tenant: changes iff a side effect happened.
+    pub async fn digest(&self, tenant: &str) -> String {
+        let v: Value = self
+            .http
+            .get(format!("{}/admin/state?tenant={tenant}", self.url))
+            .send()
+            .await
+            .expect("admin state")
+            .json()
+            .await
+            .expect("admin state json");
+        v["digest"].as_str().expect("digest").to_string()
+    }
+
+    pub async fn state(&self, tenant: &str) -> Value {
+        self.http
+            .get(format!("{}/admin/state?tenant={tenant}", self.url))
+            .send()
+            .await
+            .expect("admin state")
+            .json()
+            .await
+            .expect("admin state json")
+    }
+
+    pub async fn reset(&self) {
+        let r = self
+            .http
+            .post(format!("{}/admin/reset", self.url))
+            .send()
+            .await
+            .expect("reset");
+        assert!(r.status().is_success());
+    }
+
+    /// Edits a capability (globally, or for one tenant).
+    pub async fn put_capability(&self, name: &str, body: &Value, tenant: Option<&str>) {
+        let mut url = format!("{}/admin/capabilities/{name}", self.url);
+        if let Some(t) = tenant {
+            url.push_str(&format!("?tenant={t}"));
+        }
+        let r = self.http.put(url).json(body).send().await.expect("put capability");
+        assert!(r.status().is_success(), "put capability: {}", r.status());
+    }
+
+    /// The engine's own description of a capability as a tenant sees it.
+    pub async fn capability(&self, tenant: &str, name: &str) -> Value {
+        let v: Value = self
+            .http
+            .get(format!("{}/api/v1/capabilities", self.url))
+            .header("X-Tenant", tenant)
+            .send()
+            .await
+            .expect("capabilities")
+            .json()
+            .await
+            .expect("capabilities json");
+        v["capabilities"]
+            .as_array()
+            .and_then(|a| a.iter().find(|c| c["name"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("capability {name} not visible to {tenant}"))
+    }
+
+    pub async fn faults(&self, body: Value) {
+        let r = self
+            .http
+            .post(format!("{}/admin/faults", self.url))
+            .json(&body)
+            .send()
+            .await
+            .expect("faults");
+        assert!(r.status().is_success());
+    }
+}
+
+/// One test environment: an engine and a gateway URL.
+pub struct TestEnv {
+    pub engine: Engine,
+    pub url: String,
+    pub gateway: Option<std::sync::Arc<pilotage_gateway::gateway::Gateway>>,
+    pub external: bool,
+}
+
+pub fn repo_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+impl TestEnv {
+    /// The conformance configuration.
+    pub async fn start() -> TestEnv {
+        Self::with_config("tests/configs/conformance.toml", |_| {}).await
+    }
+
+    /// A gateway from `config` (relative to the repository) in front of a
+    /// fresh engine; `tweak` may change the loaded configuration.
+    pub async fn with_config(config: &str, tweak: impl FnOnce(&mut Config)) -> TestEnv {
+        if let (Ok(gw), Ok(engine)) = (
+            std::env::var("PILOTAGE_TEST_GATEWAY_URL"),
+            std::env::var("PILOTAGE_TEST_ENGINE_URL"),
+        ) {
+            if config == "tests/configs/conformance.toml" {
+                return TestEnv {
+                    engine: Engine::external(engine),
+                    url: gw,
+                    gateway: None,
+                    external: true,
+                };
+            }
+        }
+        let engine = Engine::spawn(&[]);
+        Self::in_front_of(engine, config, tweak).await
+    }
+
+    /// A gateway from `config` in front of an already started engine.
+    pub async fn in_front_of(
+        engine: Engine,
+        config: &str,
+        tweak: impl FnOnce(&mut Config),
+    ) -> TestEnv {
+        let path = repo_path(config);
+        let text = std::fs::read_to_string(&path).expect("read test config");
+        let mut cfg = Config::parse(&text, &path).expect("parse test config");
+        cfg.engine.url = engine.url.clone();
+        if let Ok(redis) = std::env::var("PILOTAGE_TEST_REDIS_URL") {
+            cfg.store.redis_url = redis;
+        }
+        tweak(&mut cfg);
+        let problems = cfg.validate();
+        assert!(problems.is_empty(), "test config invalid: {problems:?}");
+        let app = pilotage_gateway::app::build(cfg).await.expect("build gateway");
+        let gateway = app.gateway.clone();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app.router).await;
+        });
+        TestEnv {
+            engine,
+            url,
+            gateway: Some(gateway),
+            external: false,
+        }
+    }
+
+    /// An anonymous client (no key).
+    pub fn anonymous(&self) -> Mcp {
+        Mcp::new(&self.url, None)
+    }
+
+    /// A client with an API key.
+    pub fn client(&self, key: &str) -> Mcp {
+        Mcp::new(&self.url, Some(key))
+    }
+}
+
+/// The answer of one tools/call.
+#[derive(Debug, Clone)]
+pub struct CallResult {
+    pub raw: Value,
+    pub structured: Value,
+    pub is_error: bool,
+    pub text: String,
+}
+
+/// A minimal JSON-RPC-over-HTTP MCP client (the suite's own eyes on the wire).
+pub struct Mcp {
+    pub url: String,
+    key: Option<String>,
+    pub session: Option<String>,
+    pub protocol: String,
+    http: reqwest::Client,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+impl Mcp {
+    pub fn new(url: &str, key: Option<&str>) -> Mcp {
+        Mcp {
+            url: url.to_string(),
+            key: key.map(str::to_string),
+            session: None,
+            protocol: "2025-11-25".into(),
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(60))
+                .build()
+                .expect("http client"),
+            next_id: std::sync::atomic::AtomicU64::new(1),
+        }
+    }
+
+    fn request(&self, body: String) -> reqwest::RequestBuilder {
+        let mut r = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", &self.protocol)
+            .body(body);
+        if let Some(k) = &self.key {
+            r = r.bearer_auth(k);
+        }
+        if let Some(s) = &self.session {
+            r = r.header("mcp-session-id", s);
+        }
+        r
+    }
+
+    /// POSTs a raw body; returns (HTTP status, headers, parsed JSON or Null).
+    pub async fn raw(&self, body: &str) -> (u16, reqwest::header::HeaderMap, Value) {
+        let resp = self.request(body.to_string()).send().await.expect("POST /mcp");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.expect("body");
+        let value = parse_body(&text);
+        (status, headers, value)
+    }
+
+    /// A JSON-RPC request; returns the whole response object.
+    pub async fn rpc(&self, method: &str, params: Value) -> Value {
+        let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let (status, _, value) = self.raw(&body.to_string()).await;
+        assert!(
+            status == 200 || value.get("error").is_some(),
+            "{method}: HTTP {status}: {value}"
+        );
+        value
+    }
+
+    /// initialize + notifications/initialized; keeps the session id.
+    pub async fn initialize(&mut self) -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": self.protocol,
+            "capabilities": {"extensions": {"io.github.jafarsa0/pilotage": {}}},
+            "clientInfo": {"name": "pilotage-test", "version": "1"}}});
+        let (status, headers, value) = self.raw(&body.to_string()).await;
+        assert_eq!(status, 200, "initialize: {value}");
+        self.session = headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        assert!(self.session.is_some(), "initialize issued no Mcp-Session-Id");
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let (status, _, _) = self.raw(&note.to_string()).await;
+        assert!(status < 300, "initialized notification: HTTP {status}");
+        value["result"].clone()
+    }
+
+    pub async fn list_tools(&self) -> Vec<Value> {
+        let r = self.rpc("tools/list", json!({})).await;
+        r["result"]["tools"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// tools/call; panics on a JSON-RPC error (use `rpc` to observe those).
+    pub async fn call(&self, tool: &str, args: Value) -> CallResult {
+        let r = self.rpc("tools/call", json!({"name": tool, "arguments": args})).await;
+        assert!(r.get("error").is_none(), "{tool}: carrier error {r}");
+        let result = &r["result"];
+        let structured = result["structuredContent"].clone();
+        assert!(structured.is_object(), "{tool}: no structuredContent in {r}");
+        let text = result["content"][0]["text"].as_str().unwrap_or("").to_string();
+        let call = CallResult {
+            raw: r.clone(),
+            is_error: result["isError"].as_bool().unwrap_or(false),
+            structured,
+            text,
+        };
+        check_tool_output(tool, &call.structured);
+        call
+    }
+}
+
+fn parse_body(text: &str) -> Value {
+    if let Ok(v) = serde_json::from_str(text) {
+        return v;
+    }
+    // An SSE-framed answer: take the last data line.
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .last()
+        .unwrap_or(Value::Null)
+}
+
+/// The official schema, when present.
+pub fn official_schema() -> Option<&'static Value> {
+    static SCHEMA: OnceLock<Option<Value>> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            let path = std::env::var("PILOTAGE_SCHEMA")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| repo_path("../shared/pilotage/pilotage.schema.json"));
+            let text = std::fs::read_to_string(path).ok()?;
+            serde_json::from_str(&text).ok()
+        })
+        .as_ref()
+}
+
+/// Asserts `value` validates against `$defs[name]` of the official schema
+/// (when the schema is available; CI always has it).
+pub fn assert_shape(value: &Value, name: &str) {
+    let Some(schema) = official_schema() else {
+        return;
+    };
+    let mut root = schema.clone();
+    root["$ref"] = json!(format!("#/$defs/{name}"));
+    if let Some(obj) = root.as_object_mut() {
+        obj.remove("$id");
+    }
+    let validator = jsonschema::validator_for(&root).expect("official schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "not a valid {name}: {errors:?}\n{value}");
+}
+
+/// Every tool answer is checked against its tool's output union.
+fn check_tool_output(tool: &str, structured: &Value) {
+    let shape = match tool {
+        "pilotage_manifest" => "ManifestToolOutput",
+        "pilotage_get_guide" => "GetGuideToolOutput",
+        "pilotage_catalog" => "CatalogToolOutput",
+        t if t.starts_with("validate_") => "ValidateToolOutput",
+        t if t.starts_with("run_") => "ExecuteToolOutput",
+        t if t.starts_with("trace_") => "TraceToolOutput",
+        _ => return,
+    };
+    assert_shape(structured, shape);
+}
+
+/// A small valid program for tenant acme: read a customer, echo its name.
+pub fn valid_program() -> Value {
+    json!({"name": "greet", "input": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+        "steps": [
+        {"id": "get", "kind": "call", "capability": "crm.get_customer", "with": {"id": "$.input.id"}},
+        {"id": "echo", "kind": "call", "capability": "util.echo", "with": {"value": "$.steps.get.output.name"}}
+    ], "output": {"name": "$.steps.echo.output.value"}})
+}
+
+/// A program with a write: set a tier.
+pub fn write_program(tier: &str) -> Value {
+    json!({"steps": [
+        {"id": "set", "kind": "call", "capability": "crm.set_tier", "with": {"id": "cus_3", "tier": tier}}
+    ], "output": {"tier": "$.steps.set.output.tier"}})
+}

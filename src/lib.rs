@@ -1,1 +1,3 @@
 //! Pilotage gateway library.
+
+pub mod guides;

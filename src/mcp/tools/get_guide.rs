@@ -58,11 +58,8 @@ pub fn call(gw: &Gateway, args: &Args) -> ToolResult {
                     json!({"guide": guide}),
                     format!("guide {id}, topic {topic}"),
                 )),
-                Err(TopicError::UnknownGuide) => Err(unknown_guide()),
-                Err(TopicError::UnknownTopic { topics }) => Err(RequestError::not_found(format!(
-                    "unknown topic '{topic}' in guide '{id}'; its topics: {}",
-                    topics.join(", ")
-                ))),
+                Err(e @ TopicError::UnknownGuide { .. }) => Err(RequestError::not_found(e.to_string())),
+                Err(e @ TopicError::UnknownTopic { .. }) => Err(RequestError::not_found(e.to_string())),
             }
         }
     }

@@ -1,0 +1,131 @@
+//! Shared assertions of the vector tests.
+
+use crate::common::{CallResult, LANG, Mcp, TestEnv};
+use serde_json::{Value, json};
+
+/// A started env with an initialized anonymous session.
+pub async fn session() -> (TestEnv, Mcp) {
+    let env = TestEnv::start().await;
+    let mut c = env.anonymous();
+    c.initialize().await;
+    (env, c)
+}
+
+/// The request-error kind of an `isError` result.
+pub fn error_kind(r: &CallResult) -> &str {
+    assert!(r.is_error, "expected a request error, got {}", r.structured);
+    r.structured["error"]["kind"].as_str().unwrap_or("")
+}
+
+/// Outcome status of an execute answer (never a request error).
+pub fn status(r: &CallResult) -> &str {
+    assert!(!r.is_error, "expected an outcome, got request error {}", r.structured);
+    r.structured["outcome"]["status"].as_str().unwrap_or("")
+}
+
+/// Diagnostic codes of a validate or refused-execute answer.
+pub fn codes(r: &CallResult) -> Vec<String> {
+    r.structured["diagnostics"]
+        .as_array()
+        .map(|d| d.iter().filter_map(|x| x["code"].as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
+
+/// The closed diagnostic-code set, read from the closed-sets guide the
+/// server itself publishes.
+pub async fn closed_codes(c: &Mcp, language: &str) -> Vec<String> {
+    let index = c.call("pilotage_get_guide", json!({"language": language})).await;
+    let id = index.structured["guides"]
+        .as_array()
+        .and_then(|g| g.iter().find(|g| g["topics"].as_array().is_some_and(|t| t.iter().any(|x| x == "closed-sets"))))
+        .and_then(|g| g["id"].as_str())
+        .expect("closed-sets guide")
+        .to_string();
+    let guide = c.call("pilotage_get_guide", json!({"language": language, "id": id})).await;
+    let body = guide.structured["guide"]["body"].as_str().expect("body").to_string();
+    let section = body.split("## Diagnostic codes").nth(1).expect("codes section");
+    let section = section.split("\n## ").next().unwrap_or(section);
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// validate → the answer.
+pub async fn validate(c: &Mcp, program: Value) -> CallResult {
+    c.call("validate_workflow", json!({"workflow": program})).await
+}
+
+/// The current catalog_version of the caller.
+pub async fn catalog_version(c: &Mcp) -> String {
+    let r = c.call("pilotage_catalog", json!({"language": LANG, "verb": "list"})).await;
+    r.structured["catalog_version"].as_str().expect("catalog_version").to_string()
+}
+
+/// Execute with mode immediate plus `extra` members.
+pub async fn run(c: &Mcp, program: Value, extra: Value) -> CallResult {
+    let mut args = json!({"workflow": program, "mode": "immediate"});
+    if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            a.insert(k.clone(), v.clone());
+        }
+    }
+    c.call("run_workflow", args).await
+}
+
+/// Base identifier of a trace entry (Part II §5.8.2).
+pub fn base_id(id: &str) -> &str {
+    let last = id.rsplit('/').next().unwrap_or(id);
+    last.split('#').next().unwrap_or(last)
+}
+
+/// Plan–trace correspondence (Part II §5.8.4) for a run with `success`
+/// (`complete`) or a started run that did not complete.
+pub fn assert_corresponds(plan: &Value, trace: &Value, complete: bool) {
+    let steps = plan["steps"].as_array().expect("plan steps");
+    let entries = trace["steps"].as_array().expect("trace steps");
+    let ids: Vec<&str> = entries.iter().map(|e| e["id"].as_str().unwrap_or("")).collect();
+    let mut expected: Vec<&str> = steps
+        .iter()
+        .filter(|s| s.get("arm").is_none() && s.get("loop").is_none())
+        .map(|s| s["id"].as_str().unwrap_or(""))
+        .collect();
+    let mut untaken: Vec<&str> = Vec::new();
+    for e in entries {
+        let id = base_id(e["id"].as_str().unwrap_or(""));
+        let decisions = e["decisions"].as_array().cloned().unwrap_or_default();
+        let branch_arm = steps.iter().any(|s| s["arm"]["branch"] == id);
+        if branch_arm {
+            let took = decisions.first().and_then(|d| d["took"].as_str()).unwrap_or("");
+            for s in steps.iter().filter(|s| s["arm"]["branch"] == id) {
+                if s["arm"]["label"] == took {
+                    expected.push(s["id"].as_str().unwrap_or(""));
+                } else {
+                    untaken.push(s["id"].as_str().unwrap_or(""));
+                }
+            }
+        }
+        let iterated = decisions.iter().any(|d| d["took"] == "continue");
+        if iterated {
+            for s in steps.iter().filter(|s| s["loop"] == id && s.get("arm").is_none()) {
+                expected.push(s["id"].as_str().unwrap_or(""));
+            }
+        }
+    }
+    let bases: Vec<&str> = ids.iter().map(|i| base_id(i)).collect();
+    if complete {
+        for e in &expected {
+            assert!(bases.contains(e), "expected step {e} missing from trace {ids:?}");
+        }
+    }
+    for b in &bases {
+        assert!(expected.contains(b), "trace entry {b} is not in the expected set {expected:?}");
+        assert!(!untaken.contains(b), "step {b} of an untaken arm appears in the trace");
+    }
+    let mut seen = std::collections::HashSet::new();
+    for id in &ids {
+        assert!(seen.insert(*id), "trace entry {id} appears twice");
+    }
+}

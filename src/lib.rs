@@ -1,1 +1,4 @@
 //! Pilotage gateway library.
+
+pub mod classify;
+pub mod reload;

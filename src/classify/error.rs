@@ -34,22 +34,23 @@ pub enum RuleErrorKind {
 
 /// A rule file that cannot be loaded. `Display` reads
 /// `FILE:LINE: rule 'NAME': PROBLEM (fix: FIX)`.
+///
+/// The details are boxed so that `Result<_, RuleFileError>` stays one word wide on
+/// the success path.
 #[derive(Debug, thiserror::Error)]
+#[error("{details}")]
 pub struct RuleFileError {
-    /// The rule file.
-    pub file: PathBuf,
-    /// 1-based line of the offending rule, field or example (`None` for I/O errors).
-    pub line: Option<usize>,
-    /// The offending rule's name, when a rule is at fault.
-    pub rule: Option<String>,
-    /// The category of the problem.
-    pub kind: RuleErrorKind,
-    /// What is wrong.
-    pub problem: String,
-    /// How to fix it.
-    pub fix: String,
-    #[source]
-    source: Option<std::io::Error>,
+    details: Box<Details>,
+}
+
+#[derive(Debug)]
+struct Details {
+    file: PathBuf,
+    line: Option<usize>,
+    rule: Option<String>,
+    kind: RuleErrorKind,
+    problem: String,
+    fix: String,
 }
 
 impl RuleFileError {
@@ -63,32 +64,64 @@ impl RuleFileError {
         fix: impl Into<String>,
     ) -> RuleFileError {
         RuleFileError {
-            file: file.to_owned(),
-            line: Some(line),
-            rule: rule.map(str::to_owned),
-            kind,
-            problem: problem.into(),
-            fix: fix.into(),
-            source: None,
+            details: Box::new(Details {
+                file: file.to_owned(),
+                line: Some(line),
+                rule: rule.map(str::to_owned),
+                kind,
+                problem: problem.into(),
+                fix: fix.into(),
+            }),
         }
     }
 
     /// The file could not be read.
-    pub(crate) fn io(file: &Path, source: std::io::Error) -> RuleFileError {
+    pub(crate) fn io(file: &Path, error: &std::io::Error) -> RuleFileError {
         RuleFileError {
-            file: file.to_owned(),
-            line: None,
-            rule: None,
-            kind: RuleErrorKind::Io,
-            problem: format!("cannot read the rule file: {source}"),
-            fix: "check the classifier path in the configuration and the file's permissions"
-                .to_owned(),
-            source: Some(source),
+            details: Box::new(Details {
+                file: file.to_owned(),
+                line: None,
+                rule: None,
+                kind: RuleErrorKind::Io,
+                problem: format!("cannot read the rule file: {error}"),
+                fix: "check the classifier path in the configuration and the file's permissions"
+                    .to_owned(),
+            }),
         }
+    }
+
+    /// The rule file.
+    pub fn file(&self) -> &Path {
+        &self.details.file
+    }
+
+    /// 1-based line of the offending rule, field or example (`None` for I/O errors).
+    pub fn line(&self) -> Option<usize> {
+        self.details.line
+    }
+
+    /// The offending rule's name, when a rule is at fault.
+    pub fn rule(&self) -> Option<&str> {
+        self.details.rule.as_deref()
+    }
+
+    /// The category of the problem.
+    pub fn kind(&self) -> RuleErrorKind {
+        self.details.kind
+    }
+
+    /// What is wrong.
+    pub fn problem(&self) -> &str {
+        &self.details.problem
+    }
+
+    /// How to fix it.
+    pub fn fix(&self) -> &str {
+        &self.details.fix
     }
 }
 
-impl fmt::Display for RuleFileError {
+impl fmt::Display for Details {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.file.display())?;
         if let Some(line) = self.line {

@@ -186,7 +186,7 @@ impl RuleTable {
     /// or an inline example that does not produce its expectation. The error names
     /// the file, rule and line.
     pub fn load(path: &Path, allowed_codes: &BTreeSet<String>) -> Result<RuleTable, RuleFileError> {
-        let source = std::fs::read_to_string(path).map_err(|e| RuleFileError::io(path, e))?;
+        let source = std::fs::read_to_string(path).map_err(|e| RuleFileError::io(path, &e))?;
         RuleTable::parse(&source, path, allowed_codes)
     }
 
@@ -197,7 +197,7 @@ impl RuleTable {
         path: &Path,
         allowed_codes: &BTreeSet<String>,
     ) -> Result<RuleTable, RuleFileError> {
-        let source = std::fs::read_to_string(path).map_err(|e| RuleFileError::io(path, e))?;
+        let source = std::fs::read_to_string(path).map_err(|e| RuleFileError::io(path, &e))?;
         RuleTable::parse_unchecked(&source, path, allowed_codes)
     }
 

@@ -68,7 +68,7 @@ pub fn spawn_reload_watcher(
     let debounced = Arc::clone(&on_change);
     std::thread::Builder::new()
         .name("reload-debounce".to_owned())
-        .spawn(move || debounce(&rx, DEBOUNCE, || debounced()))?;
+        .spawn(move || debounce(&rx, DEBOUNCE, || call_guarded(debounced.as_ref())))?;
     Ok(ReloadWatcher {
         _watcher: watcher,
         sighup: spawn_sighup_listener(on_change)?,
@@ -108,10 +108,14 @@ fn watch_directories(
     Ok(watcher)
 }
 
-/// An event matters when it touches a watched file and can change its content.
+/// An event matters when it touches a watched file and can change its content, or
+/// when the OS dropped events (a rescan), after which nothing can be assumed.
 /// Opens and reads are ignored: the reload itself reads the file, and reacting to
 /// that would loop forever.
 fn is_relevant(event: &Event, files: &[PathBuf]) -> bool {
+    if event.need_rescan() {
+        return true;
+    }
     let content_may_change = match event.kind {
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
         EventKind::Access(_) => false,
@@ -133,6 +137,14 @@ fn debounce(rx: &Receiver<()>, quiet: Duration, on_change: impl Fn()) {
             }
         }
         on_change();
+    }
+}
+
+/// A panicking callback must not end the debounce thread, or every later change
+/// would be ignored without a trace.
+fn call_guarded(on_change: &(dyn Fn() + Send + Sync)) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(on_change)).is_err() {
+        tracing::warn!("reload callback panicked; still watching for changes");
     }
 }
 
@@ -217,6 +229,46 @@ mod tests {
         // One call for the burst; the last event's debounce is cut short by the
         // disconnect, which means "stop", so it does not call.
         assert_eq!(count.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn reads_and_other_files_are_irrelevant_but_writes_and_rescans_are() {
+        let file = PathBuf::from("/etc/gateway/rules.toml");
+        let files = vec![file.clone()];
+        let at = |kind: EventKind, path: &str| Event::new(kind).add_path(PathBuf::from(path));
+        let open = EventKind::Access(AccessKind::Open(AccessMode::Any));
+        let written = EventKind::Access(AccessKind::Close(AccessMode::Write));
+        let renamed = EventKind::Modify(ModifyKind::Name(notify::event::RenameMode::To));
+        assert!(!is_relevant(&at(open, "/etc/gateway/rules.toml"), &files));
+        assert!(is_relevant(&at(written, "/etc/gateway/rules.toml"), &files));
+        assert!(is_relevant(&at(renamed, "/etc/gateway/rules.toml"), &files));
+        assert!(!is_relevant(
+            &at(renamed, "/etc/gateway/other.toml"),
+            &files
+        ));
+        let rescan = Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        assert!(is_relevant(&rescan, &files));
+    }
+
+    #[test]
+    fn a_panicking_callback_does_not_stop_the_watch() {
+        let (tx, rx) = channel();
+        let (count, counted) = counter();
+        let worker = std::thread::spawn(move || {
+            debounce(&rx, Duration::from_millis(20), || {
+                call_guarded(&|| {
+                    counted();
+                    panic!("reload failed badly");
+                })
+            })
+        });
+        tx.send(()).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        tx.send(()).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        drop(tx);
+        worker.join().unwrap();
+        assert_eq!(count.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]

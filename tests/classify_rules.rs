@@ -1,13 +1,19 @@
-//! The shipped rule files: they load, every inline example passes, and every engine
+//! The shipped rule files: they load, every inline example passes, every engine
 //! message shape of both dialects maps to the code the closed-sets guide promises
-//! (the expected table below is written independently of the rule files).
+//! (the expected table below is written independently of the rule files), and an
+//! edit to a rule file reaches a running classifier.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use pilotage_gateway::classify::{
-    Classified, ClassifyContext, EngineProblem, RuleTable, Severity, check_examples,
+    Classified, Classifiers, ClassifyContext, EngineProblem, RuleSource, RuleTable, Severity,
+    check_examples,
 };
+use pilotage_gateway::reload::spawn_reload_watcher;
 
 /// The closed diagnostic codes of workflow/v1 (closed-sets guide), reserved ones included.
 const WORKFLOW_V1_CODES: &[&str] = &[
@@ -274,4 +280,119 @@ fn engine_suggestions_never_reach_the_caller() {
         let json = serde_json::to_string(&got.diagnostic).unwrap();
         assert!(!json.contains("hr.payroll"), "{file}: {json}");
     }
+}
+
+/// A scratch copy of a shipped rule file, removed on drop.
+struct ScratchCopy {
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+impl ScratchCopy {
+    fn of(shipped_file: &str) -> ScratchCopy {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let dir =
+            std::env::temp_dir().join(format!("classify-live-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("workflow-v1.toml");
+        std::fs::copy(shipped(shipped_file), &file).unwrap();
+        ScratchCopy { dir, file }
+    }
+
+    /// Replaces the file the way editors do: write a sibling, rename it over.
+    fn replace(&self, content: &str) {
+        let staged = self.dir.join(".workflow-v1.toml.swp");
+        std::fs::write(&staged, content).unwrap();
+        std::fs::rename(&staged, &self.file).unwrap();
+    }
+}
+
+impl Drop for ScratchCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn live_code(classifiers: &Classifiers, text: &str) -> String {
+    let steps = steps();
+    let visible = visible();
+    let ctx = ClassifyContext {
+        step_pointers: &steps,
+        visible_names: &visible,
+    };
+    let problem = EngineProblem {
+        level: Severity::Error,
+        text: text.to_owned(),
+        location: None,
+    };
+    classifiers
+        .classify("workflow/v1", &problem, &ctx)
+        .expect("language configured")
+        .diagnostic
+        .code
+}
+
+async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn editing_the_rule_file_takes_effect_on_a_running_classifier() {
+    let copy = ScratchCopy::of(DIALECT_A);
+    let classifiers = Arc::new(
+        Classifiers::load([RuleSource {
+            language: "workflow/v1".into(),
+            path: copy.file.clone(),
+            allowed_codes: codes(),
+        }])
+        .unwrap(),
+    );
+    let watched = Arc::clone(&classifiers);
+    let rejected = Arc::new(AtomicUsize::new(0));
+    let rejections = Arc::clone(&rejected);
+    let _watcher = spawn_reload_watcher(classifiers.paths(), move || {
+        if watched.reload().is_err() {
+            rejections.fetch_add(1, Ordering::SeqCst);
+        }
+    })
+    .unwrap();
+    let budget = "E_LIMIT_0042: step budget exhausted (201/200)";
+    assert_eq!(live_code(&classifiers, budget), "constraint");
+
+    // An operator decides the budget message deserves its own rule.
+    let original = std::fs::read_to_string(&copy.file).unwrap();
+    let tuned = format!(
+        "{original}\n[[rule]]\nname = \"step-budget\"\npattern = '''^E_LIMIT_0042: '''\n\
+         code = \"invalid_structure\"\n"
+    );
+    let tuned = tuned.replace(
+        "[[unmatched_example]]\nmessage = \"E_LIMIT_0042: step budget exhausted (201/200)\"\n",
+        "",
+    );
+    copy.replace(&tuned);
+    eventually("the tuned rule to be live", || {
+        live_code(&classifiers, budget) == "invalid_structure"
+    })
+    .await;
+
+    // A broken edit is rejected; the tuned table keeps serving.
+    copy.replace(&tuned.replace("code = \"invalid_structure\"\n", "code = \"bogus\"\n"));
+    eventually("the broken edit to be rejected", || {
+        rejected.load(Ordering::SeqCst) > 0
+    })
+    .await;
+    assert_eq!(live_code(&classifiers, budget), "invalid_structure");
+    assert_eq!(
+        live_code(&classifiers, "duplicate step id 'a'"),
+        "duplicate_id",
+        "the previous table is whole"
+    );
+    assert!(classifiers.counts()["invalid_structure"] >= 1);
 }

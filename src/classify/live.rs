@@ -38,13 +38,14 @@ struct Slot {
 
 /// The classifiers of every configured language, live-reloadable.
 ///
-/// Share it as `Arc<Classifiers>` between request handlers and the reload watcher:
+/// Share it as `Arc<Classifiers>` between request handlers and the reload watcher
+/// (started inside the Tokio runtime, so that SIGHUP reloads too):
 ///
 /// ```no_run
-/// # async fn run(sources: Vec<pilotage_gateway::classify::RuleSource>) -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
-/// use pilotage_gateway::classify::Classifiers;
+/// use pilotage_gateway::classify::{Classifiers, RuleSource};
 ///
+/// # async fn run(sources: Vec<RuleSource>) -> Result<(), Box<dyn std::error::Error>> {
 /// let classifiers = Arc::new(Classifiers::load(sources)?); // refuses to start on a bad file
 /// let watched = Arc::clone(&classifiers);
 /// let _watcher = pilotage_gateway::reload::spawn_reload_watcher(classifiers.paths(), move || {
@@ -162,11 +163,20 @@ fn reload_slot(slot: &Slot) -> Result<(), RuleFileError> {
         Ok(table) => {
             let rules = table.len();
             *slot.table.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(table);
-            tracing::info!(language, file = %slot.source.path.display(), rules, "classifier rules reloaded");
+            tracing::info!(
+                language,
+                file = %slot.source.path.display(),
+                rules,
+                "classifier rules reloaded"
+            );
             Ok(())
         }
         Err(error) => {
-            tracing::warn!(language, %error, "classifier reload rejected; the previous rules stay in service");
+            tracing::warn!(
+                language,
+                %error,
+                "classifier reload rejected; the previous rules stay in service"
+            );
             Err(error)
         }
     }

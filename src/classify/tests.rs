@@ -281,26 +281,44 @@ fn assert_error(source: &str, kind: RuleErrorKind, line: usize, rule: Option<&st
 
 #[test]
 fn broken_regex_is_rejected_with_file_rule_and_line() {
-    let source =
-        "[[rule]]\nname = \"r\"\npattern = '^unknown (capability'\ncode = \"unknown_capability\"\n";
+    let source = r#"[[rule]]
+name = "r"
+pattern = '^unknown (capability'
+code = "unknown_capability"
+"#;
     assert_error(source, RuleErrorKind::BadRegex, 3, Some("r"));
 }
 
 #[test]
 fn unknown_capture_in_a_template_or_locator_is_rejected() {
-    let hint = "[[rule]]\nname = \"r\"\npattern = '^(?P<cap>x)$'\ncode = \"unknown_capability\"\nhint = \"{close_match:capability}\"\n";
+    let hint = r#"[[rule]]
+name = "r"
+pattern = '^(?P<cap>x)$'
+code = "unknown_capability"
+hint = "{close_match:capability}"
+"#;
     let text = assert_error(hint, RuleErrorKind::UnknownCapture, 5, Some("r"));
     assert!(
         text.contains("'capability'") && text.contains("cap"),
         "{text}"
     );
-    let path = "[[rule]]\nname = \"r\"\npattern = '^x$'\ncode = \"unknown_capability\"\n\npath = [\"location\", \"step:step\"]\n";
+    let path = r#"[[rule]]
+name = "r"
+pattern = '^x$'
+code = "unknown_capability"
+
+path = ["location", "step:step"]
+"#;
     assert_error(path, RuleErrorKind::UnknownCapture, 6, Some("r"));
 }
 
 #[test]
 fn undeclared_code_is_rejected() {
-    let source = "[[rule]]\nname = \"r\"\npattern = '^x$'\ncode = \"no_such_code\"\n";
+    let source = r#"[[rule]]
+name = "r"
+pattern = '^x$'
+code = "no_such_code"
+"#;
     let text = assert_error(source, RuleErrorKind::UndeclaredCode, 4, Some("r"));
     assert!(
         text.contains("unknown_capability"),
@@ -310,7 +328,16 @@ fn undeclared_code_is_rejected() {
 
 #[test]
 fn duplicate_rule_name_is_rejected_at_the_second_rule() {
-    let source = "[[rule]]\nname = \"r\"\npattern = '^x$'\ncode = \"unknown_capability\"\n\n[[rule]]\nname = \"r\"\npattern = '^y$'\ncode = \"unknown_capability\"\n";
+    let source = r#"[[rule]]
+name = "r"
+pattern = '^x$'
+code = "unknown_capability"
+
+[[rule]]
+name = "r"
+pattern = '^y$'
+code = "unknown_capability"
+"#;
     let text = assert_error(source, RuleErrorKind::DuplicateName, 6, Some("r"));
     assert!(text.contains("line 1"), "{text}");
 }
@@ -368,7 +395,14 @@ path = ""
 
 #[test]
 fn unmatched_example_that_matches_a_rule_fails() {
-    let source = "[[rule]]\nname = \"r\"\npattern = '^x$'\ncode = \"unknown_capability\"\n\n[[unmatched_example]]\nmessage = \"x\"\n";
+    let source = r#"[[rule]]
+name = "r"
+pattern = '^x$'
+code = "unknown_capability"
+
+[[unmatched_example]]
+message = "x"
+"#;
     let text = assert_error(source, RuleErrorKind::FailingExample, 6, None);
     assert!(text.contains("unmatched example #1"), "{text}");
 }
@@ -376,30 +410,52 @@ fn unmatched_example_that_matches_a_rule_fails() {
 #[test]
 fn toml_problems_name_the_line() {
     assert_error(
-        "[[rule]]\nname = \"r\"\npattern = '^x$'\ncode = \"unknown_capability\"\ntypo = 1\n",
+        r#"[[rule]]
+name = "r"
+pattern = '^x$'
+code = "unknown_capability"
+typo = 1
+"#,
         RuleErrorKind::Syntax,
         5,
         None,
     );
     assert_error(
-        "location_syntax = \"xpath\"\n",
+        r#"location_syntax = "xpath"
+"#,
         RuleErrorKind::Syntax,
         1,
         None,
     );
     assert_error(
-        "[[rule]]\nname = \"r\"\npattern = '^(?P<a>x)$'\ncode = \"type_mismatch\"\nmessage = \"{a\"\n",
+        r#"[[rule]]
+name = "r"
+pattern = '^(?P<a>x)$'
+code = "type_mismatch"
+message = "{a"
+"#,
         RuleErrorKind::BadTemplate,
         5,
         Some("r"),
     );
     assert_error(
-        "[[rule]]\nname = \"r\"\npattern = '^x$'\ncode = \"type_mismatch\"\npath = \"where\"\n",
+        r#"[[rule]]
+name = "r"
+pattern = '^x$'
+code = "type_mismatch"
+path = "where"
+"#,
         RuleErrorKind::BadPath,
         5,
         Some("r"),
     );
-    assert_error("redact = ['(']\n", RuleErrorKind::BadRegex, 1, None);
+    assert_error(
+        r#"redact = ['(']
+"#,
+        RuleErrorKind::BadRegex,
+        1,
+        None,
+    );
 }
 
 #[test]
@@ -416,7 +472,14 @@ fn io_error_names_the_file() {
 
 #[test]
 fn constraint_is_always_an_allowed_code() {
-    parse("[[rule]]\nname = \"r\"\npattern = '^x$'\ncode = \"constraint\"\n").unwrap();
+    parse(
+        r#"[[rule]]
+name = "r"
+pattern = '^x$'
+code = "constraint"
+"#,
+    )
+    .unwrap();
 }
 
 // --- examples report and explain --------------------------------------------------

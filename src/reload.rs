@@ -175,7 +175,7 @@ fn spawn_sighup_listener(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Instant;
@@ -184,14 +184,44 @@ mod tests {
     /// must not overlap the one that sends it.
     static SIGNAL_SENSITIVE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-    fn scratch_dir(tag: &str) -> PathBuf {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let dir = std::env::temp_dir().join(format!("reload-{tag}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// A file in its own temporary directory, removed (with the directory) on drop,
+    /// even when the test fails. Shared with the classifier's reload tests.
+    pub(crate) struct ScratchFile {
+        pub(crate) dir: PathBuf,
+        pub(crate) file: PathBuf,
+    }
+
+    impl ScratchFile {
+        pub(crate) fn new(tag: &str, content: &str) -> ScratchFile {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos();
+            let unique = format!("{tag}-{}-{nanos}", std::process::id());
+            let dir = std::env::temp_dir().join(unique);
+            std::fs::create_dir_all(&dir).unwrap();
+            let file = dir.join("rules.toml");
+            std::fs::write(&file, content).unwrap();
+            ScratchFile { dir, file }
+        }
+
+        pub(crate) fn write(&self, content: &str) {
+            std::fs::write(&self.file, content).unwrap();
+        }
+    }
+
+    impl Drop for ScratchFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    /// A watched scratch file and the number of callback calls so far.
+    fn watched(tag: &str) -> (ScratchFile, Arc<AtomicUsize>, ReloadWatcher) {
+        let scratch = ScratchFile::new(tag, "a");
+        let (count, on_change) = counter();
+        let watcher = spawn_reload_watcher(vec![scratch.file.clone()], on_change).unwrap();
+        (scratch, count, watcher)
     }
 
     fn counter() -> (Arc<AtomicUsize>, impl Fn() + Send + Sync + 'static) {
@@ -273,41 +303,27 @@ mod tests {
 
     #[tokio::test]
     async fn replacing_a_file_by_rename_triggers_a_call() {
-        let dir = scratch_dir("rename");
-        let file = dir.join("rules.toml");
-        std::fs::write(&file, "a").unwrap();
-        let (count, on_change) = counter();
-        let _watcher = spawn_reload_watcher(vec![file.clone()], on_change).unwrap();
-        let staged = dir.join(".rules.toml.tmp");
+        let (scratch, count, _watcher) = watched("reload-rename");
+        let staged = scratch.dir.join(".rules.toml.tmp");
         std::fs::write(&staged, "b").unwrap();
-        std::fs::rename(&staged, &file).unwrap();
+        std::fs::rename(&staged, &scratch.file).unwrap();
         assert!(wait_for(&count, 1).await, "no reload after rename");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[tokio::test]
     async fn other_files_and_reads_do_not_trigger() {
         let _exclusive = SIGNAL_SENSITIVE.lock().await;
-        let dir = scratch_dir("other");
-        let file = dir.join("rules.toml");
-        std::fs::write(&file, "a").unwrap();
-        let (count, on_change) = counter();
-        let _watcher = spawn_reload_watcher(vec![file.clone()], on_change).unwrap();
-        std::fs::write(dir.join("unrelated.txt"), "x").unwrap();
-        let _ = std::fs::read_to_string(&file).unwrap();
+        let (scratch, count, _watcher) = watched("reload-other");
+        std::fs::write(scratch.dir.join("unrelated.txt"), "x").unwrap();
+        let _ = std::fs::read_to_string(&scratch.file).unwrap();
         tokio::time::sleep(DEBOUNCE * 3).await;
         assert_eq!(count.load(Ordering::SeqCst), 0);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[tokio::test]
     async fn sighup_triggers_a_call() {
         let _exclusive = SIGNAL_SENSITIVE.lock().await;
-        let dir = scratch_dir("hup");
-        let file = dir.join("rules.toml");
-        std::fs::write(&file, "a").unwrap();
-        let (count, on_change) = counter();
-        let _watcher = spawn_reload_watcher(vec![file], on_change).unwrap();
+        let (_scratch, count, _watcher) = watched("reload-hup");
         // The handler is installed by now, so the signal cannot end the test process.
         let status = std::process::Command::new("sh")
             .args(["-c", &format!("kill -HUP {}", std::process::id())])
@@ -315,6 +331,5 @@ mod tests {
             .unwrap();
         assert!(status.success());
         assert!(wait_for(&count, 1).await, "no reload after SIGHUP");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

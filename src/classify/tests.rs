@@ -2,10 +2,11 @@
 //! the live reload holder.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::*;
+use crate::reload::tests::ScratchFile;
 
 const FILE: &str = "classifiers/test.toml";
 
@@ -590,36 +591,6 @@ fn fifty_rules_classify_ten_thousand_messages_through_one_regex_set() {
 }
 
 // --- live reload ------------------------------------------------------------------
-
-struct ScratchFile {
-    dir: PathBuf,
-    file: PathBuf,
-}
-
-impl ScratchFile {
-    fn new(tag: &str, content: &str) -> ScratchFile {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let dir =
-            std::env::temp_dir().join(format!("classify-{tag}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("rules.toml");
-        std::fs::write(&file, content).unwrap();
-        ScratchFile { dir, file }
-    }
-
-    fn write(&self, content: &str) {
-        std::fs::write(&self.file, content).unwrap();
-    }
-}
-
-impl Drop for ScratchFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 fn single_rule(code: &str) -> String {
     format!("[[rule]]\nname = \"r\"\npattern = '^x$'\ncode = \"{code}\"\n")

@@ -111,13 +111,10 @@ async fn metrics(State(state): State<AppState>) -> String {
         "pilotage_mcp_requests_total{{instance=\"{instance}\"}} {}\n",
         state.requests.load(Ordering::Relaxed)
     );
-    for lang in &state.gw.languages {
-        for (code, n) in lang.classifiers.counts() {
-            out.push_str(&format!(
-                "pilotage_diagnostics_total{{language=\"{}\",code=\"{code}\"}} {n}\n",
-                lang.config.name
-            ));
-        }
+    for (code, n) in state.gw.classifiers.counts() {
+        out.push_str(&format!(
+            "pilotage_diagnostics_total{{instance=\"{instance}\",code=\"{code}\"}} {n}\n"
+        ));
     }
     out
 }

@@ -358,7 +358,7 @@ async fn run(
         ),
         Ok(reply) => match reply.state {
             RunState::Rejected => {
-                let diagnostics = classify_problems(lang, &view, &steps, reply.problems);
+                let diagnostics = classify_problems(gw, lang, &view, &steps, reply.problems);
                 return Ok(refused(
                     &run_id,
                     RunStatus::ValidationError,
@@ -584,6 +584,7 @@ fn input_findings(program: &Value, record: Option<&Value>, input: &Value) -> Vec
 }
 
 fn classify_problems(
+    gw: &Gateway,
     lang: &LanguageRuntime,
     view: &CatalogView,
     steps: &[program::StepInfo],
@@ -595,20 +596,15 @@ fn classify_problems(
         step_pointers: &pointers,
         visible_names: &visible,
     };
-    let table = lang.classifiers.current();
     problems
         .into_iter()
         .map(|p| {
-            table
-                .classify(
-                    &EngineProblem {
-                        level: if p.is_error { Severity::Error } else { Severity::Warning },
-                        text: p.text,
-                        location: p.location,
-                    },
-                    &ctx,
-                )
-                .diagnostic
+            let problem = EngineProblem {
+                level: if p.is_error { Severity::Error } else { Severity::Warning },
+                text: p.text,
+                location: p.location,
+            };
+            validate::classify_one(gw, lang, &problem, &ctx)
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 
 use crate::auth::Authenticator;
 use crate::catalog::CatalogService;
-use crate::classify::{Classifiers, RuleTable};
+use crate::classify::{Classifiers, RuleSource};
 use crate::config::{Config, LanguageConfig};
 use crate::engine::EngineClient;
 use crate::guides::GuideSet;
@@ -29,21 +29,12 @@ pub enum StartError {
 pub struct LanguageRuntime {
     pub config: LanguageConfig,
     guides: RwLock<Arc<GuideSet>>,
-    pub classifiers: Classifiers,
     pub context_schema: Option<(serde_json::Value, jsonschema::Validator)>,
 }
 
 impl LanguageRuntime {
     pub fn load(config: &Config, lang: &LanguageConfig) -> Result<Self, StartError> {
         let guides = load_guides(config, lang)?;
-        let codes = guides.diagnostic_codes();
-        let table =
-            RuleTable::load(&config.resolve(&lang.classifier), &codes).map_err(|e| {
-                StartError::Rules {
-                    language: lang.name.clone(),
-                    message: e.to_string(),
-                }
-            })?;
         let context_schema = match &lang.context_schema {
             Some(schema) => {
                 let json = serde_json::to_value(schema).unwrap_or_default();
@@ -59,9 +50,18 @@ impl LanguageRuntime {
         Ok(Self {
             config: lang.clone(),
             guides: RwLock::new(Arc::new(guides)),
-            classifiers: Classifiers::new(table),
             context_schema,
         })
+    }
+
+    /// Where this language's classifier rules come from; the allowed codes
+    /// are the closed-sets guide's.
+    pub fn rule_source(&self, config: &Config) -> RuleSource {
+        RuleSource {
+            language: self.config.name.clone(),
+            path: config.resolve(&self.config.classifier),
+            allowed_codes: self.guides().diagnostic_codes(),
+        }
     }
 
     /// The current guide set (swapped whole on reload).
@@ -92,6 +92,7 @@ pub struct Gateway {
     pub store: Arc<dyn Store>,
     pub catalog: CatalogService,
     pub languages: Vec<Arc<LanguageRuntime>>,
+    pub classifiers: Classifiers,
     pub auth: Authenticator,
     pub verdicts: VerdictCache,
 }
@@ -105,6 +106,11 @@ impl Gateway {
             .iter()
             .map(|l| LanguageRuntime::load(&config, l).map(Arc::new))
             .collect::<Result<Vec<_>, _>>()?;
+        let classifiers = Classifiers::load(languages.iter().map(|l| l.rule_source(&config)))
+            .map_err(|e| StartError::Rules {
+                language: "*".into(),
+                message: e.to_string(),
+            })?;
         let redis = (!config.store.redis_url.is_empty()).then_some(config.store.redis_url.as_str());
         let store = crate::store::connect(
             redis,
@@ -119,6 +125,7 @@ impl Gateway {
             engine,
             store,
             languages,
+            classifiers,
             config,
         }))
     }
@@ -141,17 +148,16 @@ impl Gateway {
         for lang in &self.languages {
             match load_guides(&self.config, &lang.config) {
                 Ok(guides) => {
-                    let codes = guides.diagnostic_codes();
                     *lang
                         .guides
                         .write()
                         .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(guides);
-                    lang.classifiers
-                        .reload(&self.config.resolve(&lang.config.classifier), &codes);
                 }
                 Err(e) => tracing::warn!(language = %lang.config.name, error = %e,
                     "guide reload failed; keeping the previous guides"),
             }
         }
+        // Failures are logged by the classifiers, which keep the old tables.
+        let _ = self.classifiers.reload();
     }
 }

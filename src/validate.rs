@@ -135,11 +135,9 @@ async fn compute(
         step_pointers: &pointers,
         visible_names: &visible,
     };
-    let table = lang.classifiers.current();
     let mut seen = HashSet::new();
     for problem in problems {
-        let classified = table.classify(
-            &EngineProblem {
+        let problem = EngineProblem {
                 level: if problem.is_error {
                     Severity::Error
                 } else {
@@ -147,10 +145,8 @@ async fn compute(
                 },
                 text: problem.text,
                 location: problem.location,
-            },
-            &ctx,
-        );
-        let d = classified.diagnostic;
+            };
+        let d = classify_one(gw, lang, &problem, &ctx);
         let under_hidden = hidden_steps
             .iter()
             .any(|p| d.path == *p || d.path.starts_with(&format!("{p}/")));
@@ -187,6 +183,26 @@ fn finish(
         diagnostics,
         plan,
         steps,
+    }
+}
+
+/// One engine problem through the language's rule table; a language without
+/// a table (never, once started) degrades to `constraint`.
+pub fn classify_one(
+    gw: &Gateway,
+    lang: &LanguageRuntime,
+    problem: &EngineProblem,
+    ctx: &ClassifyContext<'_>,
+) -> Diagnostic {
+    match gw.classifiers.classify(&lang.config.name, problem, ctx) {
+        Some(c) => c.diagnostic,
+        None => Diagnostic {
+            severity: problem.level,
+            code: "constraint".into(),
+            path: String::new(),
+            message: problem.text.clone(),
+            hint: None,
+        },
     }
 }
 

@@ -27,5 +27,9 @@ pub fn spawn_reloader(app: &App) {
         paths.push(gw.config.resolve(&lang.classifier));
         paths.push(gw.config.resolve(&lang.guides_dir));
     }
-    crate::reload::spawn_reload_watcher(paths, move || gw.reload());
+    match crate::reload::spawn_reload_watcher(paths, move || gw.reload()) {
+        // The watcher lives as long as the process.
+        Ok(watcher) => std::mem::forget(watcher),
+        Err(e) => tracing::warn!(error = %e, "live reload is off: cannot watch the rule and guide files"),
+    }
 }

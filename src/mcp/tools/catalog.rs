@@ -149,8 +149,11 @@ fn get(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
             format!("entry {id}"),
         )),
         // The same answer whether the entry exists for someone else or not at all.
-        None => Err(RequestError::not_found(format!("unknown catalog entry '{id}'"))
-            .with("catalog_version", json!(view.version))),
+        // The message does not echo the id, so two unknown ids answer alike too.
+        None => Err(RequestError::not_found(
+            "unknown catalog entry: no entry with this id is visible to you; list the catalog for the names you can use",
+        )
+        .with("catalog_version", json!(view.version))),
     }
 }
 

@@ -1,1 +1,2 @@
 //! Pilotage gateway library.
+pub mod store;

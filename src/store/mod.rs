@@ -40,6 +40,15 @@ pub enum StoreError {
     Corrupt(String),
 }
 
+impl StoreError {
+    /// The message without the variant's prefix, for wrapping in a larger one.
+    pub fn detail(&self) -> &str {
+        match self {
+            StoreError::Unavailable(detail) | StoreError::Corrupt(detail) => detail,
+        }
+    }
+}
+
 /// What an atomic idempotency claim found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum IdempotencyClaim {

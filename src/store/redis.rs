@@ -28,7 +28,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use ::redis::{Client, ErrorKind, RedisError, Script, cmd};
+use ::redis::{AsyncConnectionConfig, Client, ErrorKind, RedisError, Script, cmd};
 use serde_json::Value;
 
 use super::{IdempotencyClaim, IdempotencyRecord, Store, StoreError, effective_ttl, now_ms};
@@ -132,7 +132,7 @@ impl From<StoreError> for OpError {
 }
 
 impl RedisStore {
-    /// Connects to `url`, pings once and loads the scripts, all within `op_timeout`.
+    /// Connects to `url`, pings once and loads the scripts, each step within `op_timeout`.
     pub async fn connect(url: &str, op_timeout: Duration) -> Result<Self, StoreError> {
         let shown = redact_url(url);
         let client = Client::open(url)
@@ -145,10 +145,26 @@ impl RedisStore {
             .set_max_delay(RECONNECT_MAX_DELAY);
         let unreachable = |detail: String| {
             StoreError::Unavailable(format!(
-                "cannot reach Redis at {shown} (timeout {} ms): {detail}",
+                "cannot connect to Redis at {shown} (timeout {} ms): {detail}",
                 op_timeout.as_millis()
             ))
         };
+        // A one-shot probe first: the manager retries with backoff, so it would
+        // report a refused connection or a wrong password only as a timeout.
+        let probe = async {
+            let probe_config = AsyncConnectionConfig::new()
+                .set_connection_timeout(Some(op_timeout))
+                .set_response_timeout(Some(op_timeout));
+            let mut conn = client
+                .get_multiplexed_async_connection_with_config(&probe_config)
+                .await?;
+            cmd("PING").query_async::<String>(&mut conn).await
+        };
+        match tokio::time::timeout(op_timeout, probe).await {
+            Ok(Ok(_pong)) => {}
+            Ok(Err(e)) => return Err(unreachable(e.to_string())),
+            Err(_) => return Err(unreachable("no answer in time".into())),
+        }
         let conn = match tokio::time::timeout(
             op_timeout,
             ConnectionManager::new_with_config(client, config),
@@ -157,7 +173,7 @@ impl RedisStore {
         {
             Ok(Ok(conn)) => conn,
             Ok(Err(e)) => return Err(unreachable(e.to_string())),
-            Err(_) => return Err(unreachable("no connection in time".into())),
+            Err(_) => return Err(unreachable("no answer in time".into())),
         };
         let store = RedisStore {
             conn,
@@ -165,7 +181,6 @@ impl RedisStore {
             complete: Script::new(COMPLETE_SCRIPT),
             release: Script::new(RELEASE_SCRIPT),
         };
-        store.ping().await.map_err(|e| unreachable(e.to_string()))?;
         // Loaded now so that complete/release are one EVALSHA round trip; after
         // a Redis restart the first call reloads transparently (NOSCRIPT).
         store
@@ -176,7 +191,7 @@ impl RedisStore {
                 Ok(())
             })
             .await
-            .map_err(|e| unreachable(e.to_string()))?;
+            .map_err(|e| unreachable(e.detail().to_owned()))?;
         tracing::info!(backend = "redis", url = %shown, "connected to the shared store");
         Ok(store)
     }
@@ -264,16 +279,17 @@ fn ttl_ms(ttl: Duration) -> u64 {
 /// The URL without credentials, for messages and logs.
 fn redact_url(url: &str) -> String {
     let mut shown = url.to_owned();
+    // `redis://user:secret@host`: hide the user info. First, so that a `?` or
+    // `#` inside a password cannot cut it in half below. Over-hides at worst.
+    if let (Some(scheme_end), Some(at)) = (shown.find("://"), shown.rfind('@'))
+        && at > scheme_end
+    {
+        shown.replace_range(scheme_end + 3..at, "***");
+    }
     // `redis+unix:///path?pass=secret`: drop the query.
     if let Some(query) = shown.find('?') {
         shown.truncate(query);
         shown.push_str("?…");
-    }
-    // `redis://user:secret@host`: hide the user info.
-    if let (Some(scheme_end), Some(at)) = (shown.find("://"), shown.rfind('@')) {
-        if at > scheme_end {
-            shown.replace_range(scheme_end + 3..at, "***");
-        }
     }
     shown
 }
@@ -541,6 +557,10 @@ mod tests {
         assert_eq!(
             redact_url("redis://user:secret@redis:6379/1"),
             "redis://***@redis:6379/1"
+        );
+        assert_eq!(
+            redact_url("redis://:pa?ss@redis:6379"),
+            "redis://***@redis:6379"
         );
         assert_eq!(
             redact_url("redis+unix:///run/redis.sock?db=1&pass=secret"),

@@ -70,11 +70,13 @@ macro_rules! store_conformance_tests {
     };
 }
 
+/// A healthy backend answers `ping` and names itself.
 pub async fn ping_succeeds(store: Arc<dyn Store>) {
     assert!(store.ping().await.is_ok());
     assert!(matches!(store.backend(), "memory" | "redis"));
 }
 
+/// Runs come back as written, are replaced by a rewrite, and are invisible from any other scope (even one that extends the name).
 pub async fn run_round_trip_and_scope_isolation(store: Arc<dyn Store>) {
     let scope = fresh_scope("runs");
     // A scope that extends the first one: must not see its records.
@@ -104,6 +106,7 @@ pub async fn run_round_trip_and_scope_isolation(store: Arc<dyn Store>) {
     );
 }
 
+/// A run is gone after its own ttl; a longer-lived neighbour stays.
 pub async fn run_expires_after_ttl(store: Arc<dyn Store>) {
     let scope = fresh_scope("run-ttl");
     let record = json!({"run_id": "short"});
@@ -127,6 +130,7 @@ pub async fn run_expires_after_ttl(store: Arc<dyn Store>) {
     );
 }
 
+/// JSON comes back identical, key order included (content digests are taken over it).
 pub async fn values_round_trip_exactly(store: Arc<dyn Store>) {
     let scope = fresh_scope("values");
     // Key order (the crate keeps insertion order), Unicode, extreme numbers,
@@ -153,6 +157,7 @@ pub async fn values_round_trip_exactly(store: Arc<dyn Store>) {
     }
 }
 
+/// Many simultaneous claims of one key: exactly one `Acquired`, all others `InFlight`.
 pub async fn claim_is_exclusive_under_concurrency(store: Arc<dyn Store>) {
     let scope = fresh_scope("claim-race");
     let barrier = Arc::new(tokio::sync::Barrier::new(CLAIMERS));
@@ -179,6 +184,7 @@ pub async fn claim_is_exclusive_under_concurrency(store: Arc<dyn Store>) {
     assert_eq!(acquired, 1, "exactly one of {CLAIMERS} claimers must win");
 }
 
+/// The same key in two scopes is two independent claims.
 pub async fn claims_are_scoped(store: Arc<dyn Store>) {
     let a = fresh_scope("claim-scope-a");
     let b = fresh_scope("claim-scope-b");
@@ -193,6 +199,7 @@ pub async fn claims_are_scoped(store: Arc<dyn Store>) {
     }
 }
 
+/// A pending claim reports the first owner's fingerprint and claim time, whatever the second caller's fingerprint.
 pub async fn in_flight_claim_reports_first_owner(store: Arc<dyn Store>) {
     let scope = fresh_scope("in-flight");
     let before = now_ms();
@@ -224,6 +231,7 @@ pub async fn in_flight_claim_reports_first_owner(store: Arc<dyn Store>) {
     }
 }
 
+/// After completion every claim sees the recorded response and the original fingerprint.
 pub async fn completed_claim_replays_response(store: Arc<dyn Store>) {
     let scope = fresh_scope("replay");
     let response = json!({"ok": true, "run_id": "r-1", "outputs": {"n": 3}});
@@ -253,6 +261,7 @@ pub async fn completed_claim_replays_response(store: Arc<dyn Store>) {
     }
 }
 
+/// Completion writes only over the caller's own pending claim: never creates, never overwrites.
 pub async fn complete_only_by_owner(store: Arc<dyn Store>) {
     let scope = fresh_scope("complete-owner");
     let response = json!({"ok": true});
@@ -308,6 +317,7 @@ pub async fn complete_only_by_owner(store: Arc<dyn Store>) {
     );
 }
 
+/// Release frees only the caller's pending claim; a completed record survives it.
 pub async fn release_drops_only_own_pending_claim(store: Arc<dyn Store>) {
     let scope = fresh_scope("release");
     let claim = |fingerprint: &'static str| {
@@ -364,6 +374,7 @@ pub async fn release_drops_only_own_pending_claim(store: Arc<dyn Store>) {
     );
 }
 
+/// Pending and completed records both free the key after their ttl.
 pub async fn claim_expires_after_ttl(store: Arc<dyn Store>) {
     let scope = fresh_scope("claim-ttl");
     let claim = |key: &'static str, ttl: Duration| {
@@ -402,6 +413,7 @@ pub async fn claim_expires_after_ttl(store: Arc<dyn Store>) {
     assert_eq!(claim("done", LONG_TTL).await, IdempotencyClaim::Acquired);
 }
 
+/// Programs list in byte order of their ref, upserts keep one entry, scopes are separate.
 pub async fn programs_listed_in_ref_order(store: Arc<dyn Store>) {
     let scope = fresh_scope("programs");
     let other = fresh_scope("programs-other");
@@ -445,6 +457,7 @@ pub async fn programs_listed_in_ref_order(store: Arc<dyn Store>) {
     assert!(store.list_programs(&other).await.expect("list").is_empty());
 }
 
+/// Snapshots round-trip per scope and expire after their ttl.
 pub async fn catalog_snapshots_round_trip_and_expire(store: Arc<dyn Store>) {
     let scope = fresh_scope("snapshots");
     let other = fresh_scope("snapshots-other");
@@ -488,6 +501,7 @@ pub async fn catalog_snapshots_round_trip_and_expire(store: Arc<dyn Store>) {
     );
 }
 
+/// A revocation is seen until its ttl ends; other ids are not revoked.
 pub async fn session_revocation_round_trip_and_expires(store: Arc<dyn Store>) {
     // Session ids are global (not scoped): make them unique per run instead.
     let prefix = fresh_scope("sessions");

@@ -6,7 +6,7 @@
 //! each entry carries its own expiry, applied by moka's [`Expiry`] hook, so a
 //! run kept for a day and a claim kept for a week live side by side.
 //!
-//! Concurrency: reads and plain writes go straight to moka's lock-free maps.
+//! Concurrency: reads and plain writes go straight to moka's concurrent maps.
 //! Read-modify-write operations (idempotency claims, program upserts) use
 //! `entry().and_compute_with`, which serialises callers **per key** only, so
 //! there is no store-wide lock anywhere.
@@ -14,7 +14,9 @@
 //! Bounded, not durable: when a budget is full the least recently used entries
 //! of that kind are evicted (LRU rather than moka's default TinyLFU, because
 //! TinyLFU may refuse to admit a *new* entry, and a refused claim or run write
-//! would be silently lost). Sizes are estimates of heap use, not exact counts.
+//! would be silently lost). An evicted run or claim is a retention or dedup
+//! promise broken, so the budgets are sized far above what a single trial
+//! instance holds. Sizes are estimates of heap use, not exact counts.
 
 use std::collections::BTreeMap;
 use std::future::ready;

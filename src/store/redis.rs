@@ -3,8 +3,8 @@
 //! One [`ConnectionManager`] (a multiplexed connection that reconnects by
 //! itself) is shared by all requests. Every operation is bounded by the
 //! configured timeout and fails with [`StoreError::Unavailable`] instead of
-//! waiting on a dead or frozen server: the gateway then refuses the request
-//! before any side effect, which is always safe.
+//! waiting on a dead or frozen server, so a Redis outage costs a request at
+//! most the timeout and never a stuck worker.
 //!
 //! # Key layout (schema `v1`)
 //!
@@ -20,9 +20,10 @@
 //! | `pilotage:v1:{scope}:cv:{version}` | catalog snapshot | `PX` |
 //! | `pilotage:v1:session-revoked:{id}` | `true` | `PX` token lifetime |
 //!
-//! Keys are unambiguous as long as scopes never contain the segments above
-//! (`:run:`, `:idem:`, …) and are never exactly `session-revoked`; the gateway
-//! builds scopes from configured tenant names and session ids, which do not.
+//! Keys are unambiguous only while no scope contains one of the segments above
+//! (`:run:`, `:idem:`, `:prog:`, `:prog-index`, `:cv:`) or equals
+//! `session-revoked`: whoever builds scopes (tenant names, anonymous session
+//! ids) must keep to that, or two principals could address one key.
 
 use std::future::Future;
 use std::time::Duration;

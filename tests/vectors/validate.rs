@@ -1,6 +1,6 @@
 //! Validate vectors (Part II §5.5, §6.4, §10.1).
 
-use crate::common::{LANG, STAGING, assert_shape, valid_program, write_program};
+use crate::common::{LANG, assert_shape, valid_program, write_program};
 use crate::support::{closed_codes, codes, error_kind, session, validate};
 use serde_json::{Value, json};
 
@@ -157,5 +157,4 @@ async fn pil_validate_constraint_fallback_b() {
     let constraint = d.iter().find(|d| d["code"] == "constraint").expect("constraint diagnostic");
     assert!(constraint["message"].as_str().unwrap().contains("200"), "engine message kept: {constraint}");
     assert_eq!(constraint["path"], "");
-    let _ = STAGING;
 }

@@ -1,0 +1,34 @@
+//! The HTTP surfaces: one REST dialect (`a` or `b`, chosen at start) in front of the
+//! shared engine, plus the admin endpoints, identical in both dialects.
+
+mod admin;
+mod body;
+mod dialect_a;
+mod dialect_b;
+mod etag;
+mod fields;
+mod reply;
+
+use std::sync::Arc;
+
+use axum::Router;
+
+use crate::world::Engine;
+
+/// Which REST dialect the engine speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Dialect {
+    /// `/api/v1/...` with `X-Tenant` (the default).
+    A,
+    /// `/v2/...` with `X-Org-Id`.
+    B,
+}
+
+/// The whole application for one dialect.
+pub fn router(engine: Arc<Engine>, dialect: Dialect) -> Router {
+    let surface = match dialect {
+        Dialect::A => dialect_a::routes(),
+        Dialect::B => dialect_b::routes(),
+    };
+    surface.merge(admin::routes()).with_state(engine)
+}

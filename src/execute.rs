@@ -18,7 +18,7 @@ use crate::engine::{EngineError, RunState};
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::language::trace::{RunEnd, map_events, summarize};
 use crate::language::{checks, plan, program};
-use crate::pilotage::{Outcome, RequestError, RequestErrorKind, RiskHints, RunStatus};
+use crate::pilotage::{Outcome, RequestError, RequestErrorKind, RunStatus};
 use crate::store::{IdempotencyClaim, StoreError};
 use crate::validate::{self, internal};
 use serde_json::{Map, Value, json};
@@ -316,7 +316,13 @@ async fn run(
     };
     // Step 4: input and context binding.
     let input = req.input.clone().unwrap_or_else(|| json!({}));
-    let mut binding = input_findings(&program, checked.program_record.as_ref(), &input);
+    let installs = checked.deploy && !checked.test_run;
+    // Installing binds no input: the body runs later, with its own.
+    let mut binding = if installs {
+        Vec::new()
+    } else {
+        input_findings(&program, checked.program_record.as_ref(), &input)
+    };
     if checked.program_record.is_some() {
         binding.extend(validate::context_findings(lang, req.context.as_ref()));
     }
@@ -329,7 +335,7 @@ async fn run(
         ));
     }
     // Step 5.
-    if checked.deploy && !checked.test_run {
+    if installs {
         return promote(gw, lang, principal, &view, &program, &steps, run_id, checked.level).await;
     }
     let context = req.context.as_ref().filter(|_| lang.context_schema.is_some());
@@ -732,11 +738,4 @@ fn now_ms() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
-}
-
-/// Unused hints are never the source of a risk decision; kept for the
-/// promoted entry's aggregate.
-#[allow(dead_code)]
-fn safe() -> RiskHints {
-    RiskHints::SAFE
 }

@@ -66,7 +66,7 @@ pub fn reserved_ids(steps: &[StepInfo]) -> Vec<Diagnostic> {
 /// The diagnostic for a capability the caller cannot see: the same whether it
 /// exists for someone else or nowhere, and hints name only visible entries.
 pub fn unknown_capability(step: &StepInfo, name: &str, visible: &[String]) -> Diagnostic {
-    let close = close_matches(name, visible);
+    let close = crate::classify::close_matches(name, visible);
     Diagnostic {
         severity: Severity::Error,
         code: "unknown_capability".into(),
@@ -74,17 +74,6 @@ pub fn unknown_capability(step: &StepInfo, name: &str, visible: &[String]) -> Di
         message: format!("unknown capability '{name}'"),
         hint: (!close.is_empty()).then(|| format!("close match: {}", close.join(", "))),
     }
-}
-
-/// Up to three visible names close to `name`.
-pub fn close_matches(name: &str, visible: &[String]) -> Vec<String> {
-    let mut scored: Vec<(f64, &String)> = visible
-        .iter()
-        .map(|v| (strsim::jaro_winkler(name, v), v))
-        .filter(|(s, _)| *s >= 0.85)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    scored.into_iter().take(3).map(|(_, v)| v.clone()).collect()
 }
 
 /// JSON Schema binding of a request value; every violation becomes a
@@ -124,12 +113,9 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn bounds_and_close_matches() {
+    fn bounds_by_depth() {
         let b = Bounds { max_depth: 3, max_steps: 2, max_program_bytes: 1000 };
         assert!(bounds(&json!({"a": {"b": {}}}), &b).is_ok());
         assert!(bounds(&json!({"a": {"b": {"c": {}}}}), &b).is_err());
-        let vis = vec!["crm.get_customer".to_string(), "util.echo".to_string()];
-        assert_eq!(close_matches("crm.get_custmer", &vis), vec!["crm.get_customer"]);
-        assert!(close_matches("mail.send", &vis).is_empty());
     }
 }

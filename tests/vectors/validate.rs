@@ -38,7 +38,8 @@ async fn pil_validate_unknown_name_b() {
     let d = &r.structured["diagnostics"][0];
     assert_eq!(d["code"], "unknown_capability");
     assert_eq!(d["path"], "/steps/0/capability");
-    assert_eq!(d["hint"], "close match: crm.get_customer");
+    let hint = d["hint"].as_str().expect("hint");
+    assert!(hint.starts_with("close match: crm.get_customer"), "best match first: {hint}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

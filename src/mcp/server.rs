@@ -11,7 +11,7 @@ use crate::gateway::Gateway;
 use crate::pilotage::{EXTENSION_ID, VERSION};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, Tool,
+    PaginatedRequestParams, ProtocolVersion, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -144,6 +144,15 @@ impl ServerHandler for PilotageServer {
     ) -> Result<ListToolsResult, McpError> {
         serde_json::from_value(json!({"tools": self.inner.tools}))
             .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    /// The revisions the Pilotage binding supports (Part III: 2025-06-18 and later).
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(&[
+            ProtocolVersion::V_2025_06_18,
+            ProtocolVersion::V_2025_11_25,
+            ProtocolVersion::V_2026_07_28,
+        ])
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

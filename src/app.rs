@@ -70,7 +70,10 @@ pub async fn build(config: Config) -> Result<App, StartError> {
     };
     let router = Router::new()
         .route("/mcp", any(mcp_route))
-        .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
+        .route(
+            "/healthz",
+            get(|| async { axum::Json(json!({"status": "ok"})) }),
+        )
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .with_state(state);
@@ -135,7 +138,8 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
             s.recv().await;
         }
     };

@@ -138,14 +138,14 @@ async fn compute(
     let mut seen = HashSet::new();
     for problem in problems {
         let problem = EngineProblem {
-                level: if problem.is_error {
-                    Severity::Error
-                } else {
-                    Severity::Warning
-                },
-                text: problem.text,
-                location: problem.location,
-            };
+            level: if problem.is_error {
+                Severity::Error
+            } else {
+                Severity::Warning
+            },
+            text: problem.text,
+            location: problem.location,
+        };
         let d = classify_one(gw, lang, &problem, &ctx);
         let under_hidden = hidden_steps
             .iter()

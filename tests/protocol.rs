@@ -23,7 +23,10 @@ async fn handshake_revisions_initialize_and_serve_tools() {
         assert!(tools.iter().any(|t| t["name"] == "pilotage_manifest"));
         for t in &tools {
             let name = t["name"].as_str().unwrap();
-            assert!(t["outputSchema"]["anyOf"].is_array(), "{name}: anyOf output schema");
+            assert!(
+                t["outputSchema"]["anyOf"].is_array(),
+                "{name}: anyOf output schema"
+            );
             if name.starts_with("validate_") || name.starts_with("run_") {
                 assert_shape(&t["_meta"][EXT], "ProgramDeclaration");
             }
@@ -61,9 +64,19 @@ async fn stateless_revision_discovers_and_calls_without_initialize() {
     let env = TestEnv::start().await;
     let d = stateless(&env.url, "server/discover", json!({}), None).await;
     let result = &d["result"];
-    assert!(result["supportedVersions"].as_array().unwrap().contains(&json!("2026-07-28")));
+    assert!(
+        result["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
     assert!(result["capabilities"]["extensions"][EXT].is_object(), "{d}");
-    assert!(result["instructions"].as_str().unwrap().contains("pilotage_manifest"));
+    assert!(
+        result["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("pilotage_manifest")
+    );
     assert_shape(&result["_meta"][EXT], "InitializeMetaValue");
     let call = stateless(
         &env.url,
@@ -72,7 +85,10 @@ async fn stateless_revision_discovers_and_calls_without_initialize() {
         Some("pilotage_manifest"),
     )
     .await;
-    assert_eq!(call["result"]["structuredContent"], result["_meta"][EXT]["manifest"]);
+    assert_eq!(
+        call["result"]["structuredContent"],
+        result["_meta"][EXT]["manifest"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -85,18 +101,31 @@ async fn sessions_are_signed_bound_to_the_principal_and_revocable() {
     // Forged: one character of the signature changed.
     let mut forged = Mcp::new(&env.url, Some(ACME_OPS));
     let last = token.chars().last().unwrap();
-    forged.session = Some(format!("{}{}", &token[..token.len() - 1], if last == '0' { '1' } else { '0' }));
-    let (status, _, _) = forged.raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string()).await;
+    forged.session = Some(format!(
+        "{}{}",
+        &token[..token.len() - 1],
+        if last == '0' { '1' } else { '0' }
+    ));
+    let (status, _, _) = forged
+        .raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .await;
     assert_eq!(status, 404);
     // Unknown.
     forged.session = Some("nope".into());
-    let (status, _, _) = forged.raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string()).await;
+    let (status, _, _) = forged
+        .raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .await;
     assert_eq!(status, 404);
     // The token with another principal's key.
     let mut other = Mcp::new(&env.url, Some(ACME_AUDIT));
     other.session = Some(token.clone());
-    let (status, _, _) = other.raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string()).await;
-    assert_eq!(status, 404, "a session is bound to the principal that opened it");
+    let (status, _, _) = other
+        .raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .await;
+    assert_eq!(
+        status, 404,
+        "a session is bound to the principal that opened it"
+    );
     // DELETE ends it.
     let resp = reqwest::Client::new()
         .delete(&env.url)
@@ -106,7 +135,9 @@ async fn sessions_are_signed_bound_to_the_principal_and_revocable() {
         .await
         .unwrap();
     assert!(resp.status().is_success(), "DELETE: {}", resp.status());
-    let (status, _, _) = c.raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string()).await;
+    let (status, _, _) = c
+        .raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .await;
     assert_eq!(status, 404, "revoked");
 }
 
@@ -121,7 +152,11 @@ async fn anonymous_sessions_are_separate_principals() {
         .call("run_workflow", json!({"workflow": valid_program(), "mode": "immediate", "input": {"id": "cus_1"}, "store": true}))
         .await;
     let id = r.structured["run_id"].clone();
-    assert!(!a.call("trace_workflow", json!({"run_id": id})).await.is_error);
+    assert!(
+        !a.call("trace_workflow", json!({"run_id": id}))
+            .await
+            .is_error
+    );
     let theirs = b.call("trace_workflow", json!({"run_id": id})).await;
     assert_eq!(theirs.structured["error"]["kind"], "not_found");
 }
@@ -130,10 +165,17 @@ async fn anonymous_sessions_are_separate_principals() {
 async fn unknown_keys_are_refused_at_http_level() {
     let env = TestEnv::start().await;
     let c = Mcp::new(&env.url, Some("not-a-key"));
-    let (status, headers, body) = c.raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string()).await;
+    let (status, headers, body) = c
+        .raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .await;
     assert_eq!(status, 401);
     assert!(headers.get("www-authenticate").is_some());
-    assert!(body["error"]["message"].as_str().unwrap().contains("API key"));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("API key")
+    );
 }
 
 /// A program nested `depth` branches deep (each level adds three JSON levels).
@@ -152,7 +194,9 @@ async fn nesting_is_a_bound_below_the_parser_limit_and_a_parse_error_above_it() 
     let mut c = env.anonymous();
     c.initialize().await;
     // Below the parser's 128 levels: the Pilotage bound answers.
-    let r = c.call("validate_workflow", json!({"workflow": nested(30)})).await;
+    let r = c
+        .call("validate_workflow", json!({"workflow": nested(30)}))
+        .await;
     assert_eq!(r.structured["error"]["kind"], "bounds_exceeded");
     // Above it: the message cannot be parsed at all, a carrier parse error.
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -170,7 +214,9 @@ async fn size_bound_answers_before_the_transport_limit() {
     // 300 KiB of program: over the 256 KiB program bound, under the 4 MiB body limit.
     let big = "x".repeat(300 * 1024);
     let program = json!({"steps": [{"id": "s", "kind": "set", "value": big}]});
-    let r = c.call("validate_workflow", json!({"workflow": program})).await;
+    let r = c
+        .call("validate_workflow", json!({"workflow": program}))
+        .await;
     assert_eq!(r.structured["error"]["kind"], "bounds_exceeded");
     // Over the transport limit: a JSON-RPC error, not a hang or a 5xx.
     let huge = "y".repeat(5 * 1024 * 1024);
@@ -190,7 +236,14 @@ async fn health_and_readiness_follow_the_engine() {
     assert_eq!(health.status(), 200);
     let ready = http.get(format!("{base}/readyz")).send().await.unwrap();
     assert_eq!(ready.status(), 200);
-    let metrics = http.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();
+    let metrics = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(metrics.contains("pilotage_mcp_requests_total"));
     drop(env.engine);
     let ready = http.get(format!("{base}/readyz")).send().await.unwrap();
@@ -198,6 +251,8 @@ async fn health_and_readiness_follow_the_engine() {
     // Calls that need the engine are `internal` request errors, never a 5xx.
     let mut c = Mcp::new(&env.url, None);
     c.initialize().await;
-    let r = c.call("validate_workflow", json!({"workflow": valid_program()})).await;
+    let r = c
+        .call("validate_workflow", json!({"workflow": valid_program()}))
+        .await;
     assert_eq!(r.structured["error"]["kind"], "internal");
 }

@@ -22,16 +22,26 @@ pub async fn run(path: &Path) -> ExitCode {
             failed = true;
             let fix = match &e {
                 StartError::Guides { .. } => "fix the guide file named above",
-                StartError::Rules { .. } => "fix the rule named above, then run `pilotage-gateway classify --check`",
+                StartError::Rules { .. } => {
+                    "fix the rule named above, then run `pilotage-gateway classify --check`"
+                }
                 _ => "see the message",
             };
-            println!("{}: `language[{}]`: {e}; fix: {fix}", path.display(), lang.name);
+            println!(
+                "{}: `language[{}]`: {e}; fix: {fix}",
+                path.display(),
+                lang.name
+            );
         }
     }
     if failed {
         ExitCode::FAILURE
     } else {
-        println!("{}: ok ({} language(s))", path.display(), config.languages.len());
+        println!(
+            "{}: ok ({} language(s))",
+            path.display(),
+            config.languages.len()
+        );
         ExitCode::SUCCESS
     }
 }

@@ -17,7 +17,9 @@ pub async fn run(config_path: &Path, engine_bin: Option<PathBuf>) -> ExitCode {
         }
     };
     let Some(bin) = engine_bin.or_else(sibling_engine) else {
-        eprintln!("legacy-engine binary not found next to this executable; build it with `cargo build --release --workspace` or pass --engine-bin");
+        eprintln!(
+            "legacy-engine binary not found next to this executable; build it with `cargo build --release --workspace` or pass --engine-bin"
+        );
         return ExitCode::FAILURE;
     };
     let listen = config

@@ -30,6 +30,8 @@ pub fn spawn_reloader(app: &App) {
     match crate::reload::spawn_reload_watcher(paths, move || gw.reload()) {
         // The watcher lives as long as the process.
         Ok(watcher) => std::mem::forget(watcher),
-        Err(e) => tracing::warn!(error = %e, "live reload is off: cannot watch the rule and guide files"),
+        Err(e) => {
+            tracing::warn!(error = %e, "live reload is off: cannot watch the rule and guide files")
+        }
     }
 }

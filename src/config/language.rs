@@ -326,8 +326,14 @@ mod tests {
 
     #[test]
     fn durations() {
-        assert_eq!(parse_iso_duration("PT24H"), Some(Duration::from_secs(86400)));
-        assert_eq!(parse_iso_duration("P1DT1M"), Some(Duration::from_secs(86460)));
+        assert_eq!(
+            parse_iso_duration("PT24H"),
+            Some(Duration::from_secs(86400))
+        );
+        assert_eq!(
+            parse_iso_duration("P1DT1M"),
+            Some(Duration::from_secs(86460))
+        );
         assert_eq!(parse_iso_duration("none"), None);
         assert_eq!(parse_iso_duration("PT"), None);
         assert_eq!(parse_iso_duration("P1Y"), None);

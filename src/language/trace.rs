@@ -259,11 +259,7 @@ pub fn truncate_output(output: &Value) -> Value {
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    Value::String(format!(
-        "{}…(+{} bytes)",
-        &text[..cut],
-        text.len() - cut
-    ))
+    Value::String(format!("{}…(+{} bytes)", &text[..cut], text.len() - cut))
 }
 
 #[cfg(test)]
@@ -284,7 +280,12 @@ mod tests {
             json!({"type": "loop_next", "step": "l", "index": 2, "iter": []}),
             json!({"type": "call", "step": "c", "capability": "x", "args": {"a": 2}, "result": null, "status": "failed", "error": "boom", "ms": 1, "iter": [2]}),
         ];
-        let t = map_events(&events, &EventMapping::default(), &steps(&program), RunEnd::Failed);
+        let t = map_events(
+            &events,
+            &EventMapping::default(),
+            &steps(&program),
+            RunEnd::Failed,
+        );
         let ids: Vec<_> = t.iter().map(|s| s["id"].as_str().unwrap()).collect();
         assert_eq!(ids, ["b", "l", "c#1", "c#2"]);
         assert_eq!(t[0]["decisions"][0]["took"], "then");
@@ -302,7 +303,10 @@ mod tests {
             json!({"type": "loop_exit", "step": "l", "iterations": 0, "ms": 0, "iter": []}),
         ];
         let t = map_events(&events, &EventMapping::default(), &[], RunEnd::Completed);
-        assert_eq!(t[0]["decisions"], json!([{"at": "l", "took": "exit", "because": "no items"}]));
+        assert_eq!(
+            t[0]["decisions"],
+            json!([{"at": "l", "took": "exit", "because": "no items"}])
+        );
     }
 
     #[test]
@@ -310,7 +314,7 @@ mod tests {
         let long = json!({"s": "x".repeat(300)});
         let cut = truncate_output(&long);
         let s = cut.as_str().unwrap();
-        assert!(s.ends_with("…(+111 bytes)"), "{s}");
+        assert!(s.ends_with("…(+108 bytes)"), "{s}");
         assert_eq!(truncate_output(&json!({"a": 1})), json!({"a": 1}));
     }
 }

@@ -77,19 +77,28 @@ impl PilotageServer {
     ) -> Result<CallToolResult, McpError> {
         let inner = &self.inner;
         let Some(spec) = inner.specs.iter().find(|s| s.name() == name) else {
-            return Err(McpError::invalid_params(format!("Unknown tool: {name}"), None));
+            return Err(McpError::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            ));
         };
         let args_value = Value::Object(arguments);
         if let Some(v) = inner.validators.get(name) {
             if let Some(err) = v.iter_errors(&args_value).next() {
                 return Err(McpError::invalid_params(
-                    format!("invalid arguments for {name}: {err} (at '{}')", err.instance_path()),
+                    format!(
+                        "invalid arguments for {name}: {err} (at '{}')",
+                        err.instance_path()
+                    ),
                     None,
                 ));
             }
         }
         let Value::Object(map) = args_value else {
-            return Err(McpError::invalid_params("arguments must be an object", None));
+            return Err(McpError::invalid_params(
+                "arguments must be an object",
+                None,
+            ));
         };
         let args = Args(map);
         let gw = &inner.gw;

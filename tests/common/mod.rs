@@ -76,7 +76,10 @@ impl Engine {
         std::thread::spawn(move || {
             use std::io::BufRead;
             let mut sent = false;
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
                 if !sent {
                     if let Some(i) = line.find("http://") {
                         let _ = tx.send(line[i..].trim().to_string());
@@ -144,7 +147,13 @@ impl Engine {
         if let Some(t) = tenant {
             url.push_str(&format!("?tenant={t}"));
         }
-        let r = self.http.put(url).json(body).send().await.expect("put capability");
+        let r = self
+            .http
+            .put(url)
+            .json(body)
+            .send()
+            .await
+            .expect("put capability");
         assert!(r.status().is_success(), "put capability: {}", r.status());
     }
 
@@ -233,7 +242,9 @@ impl TestEnv {
         tweak(&mut cfg);
         let problems = cfg.validate();
         assert!(problems.is_empty(), "test config invalid: {problems:?}");
-        let app = pilotage_gateway::app::build(cfg).await.expect("build gateway");
+        let app = pilotage_gateway::app::build(cfg)
+            .await
+            .expect("build gateway");
         let gateway = app.gateway.clone();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -314,7 +325,11 @@ impl Mcp {
 
     /// POSTs a raw body; returns (HTTP status, headers, parsed JSON or Null).
     pub async fn raw(&self, body: &str) -> (u16, reqwest::header::HeaderMap, Value) {
-        let resp = self.request(body.to_string()).send().await.expect("POST /mcp");
+        let resp = self
+            .request(body.to_string())
+            .send()
+            .await
+            .expect("POST /mcp");
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let text = resp.text().await.expect("body");
@@ -324,7 +339,9 @@ impl Mcp {
 
     /// A JSON-RPC request; returns the whole response object.
     pub async fn rpc(&self, method: &str, params: Value) -> Value {
-        let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let (status, _, value) = self.raw(&body.to_string()).await;
         assert!(
@@ -346,7 +363,10 @@ impl Mcp {
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        assert!(self.session.is_some(), "initialize issued no Mcp-Session-Id");
+        assert!(
+            self.session.is_some(),
+            "initialize issued no Mcp-Session-Id"
+        );
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let (status, _, _) = self.raw(&note.to_string()).await;
         assert!(status < 300, "initialized notification: HTTP {status}");
@@ -360,12 +380,20 @@ impl Mcp {
 
     /// tools/call; panics on a JSON-RPC error (use `rpc` to observe those).
     pub async fn call(&self, tool: &str, args: Value) -> CallResult {
-        let r = self.rpc("tools/call", json!({"name": tool, "arguments": args})).await;
+        let r = self
+            .rpc("tools/call", json!({"name": tool, "arguments": args}))
+            .await;
         assert!(r.get("error").is_none(), "{tool}: carrier error {r}");
         let result = &r["result"];
         let structured = result["structuredContent"].clone();
-        assert!(structured.is_object(), "{tool}: no structuredContent in {r}");
-        let text = result["content"][0]["text"].as_str().unwrap_or("").to_string();
+        assert!(
+            structured.is_object(),
+            "{tool}: no structuredContent in {r}"
+        );
+        let text = result["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
         let call = CallResult {
             raw: r.clone(),
             is_error: result["isError"].as_bool().unwrap_or(false),

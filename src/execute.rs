@@ -261,15 +261,15 @@ async fn run(
 ) -> Result<Done, RequestError> {
     let view = gw.catalog.view(principal).await.map_err(|e| internal(&e))?;
     // Step 2: drift precedes re-validation.
-    if let Some(expected) = &req.expected_catalog_version {
-        if *expected != view.version {
-            return Ok(refused(
-                &run_id,
-                RunStatus::CatalogDrift,
-                "catalog version mismatch",
-                None,
-            ));
-        }
+    if let Some(expected) = &req.expected_catalog_version
+        && *expected != view.version
+    {
+        return Ok(refused(
+            &run_id,
+            RunStatus::CatalogDrift,
+            "catalog version mismatch",
+            None,
+        ));
     }
     // Step 3: re-validation or the promotion baseline.
     let (program, steps) = match &checked.program_record {
@@ -505,10 +505,10 @@ fn envelope(
     let mut out = Map::new();
     out.insert("run_id".into(), Value::String(run_id.into()));
     out.insert("outcome".into(), outcome.to_json());
-    if outcome.ok {
-        if let Some(o) = output {
-            out.insert("output".into(), o.clone());
-        }
+    if outcome.ok
+        && let Some(o) = output
+    {
+        out.insert("output".into(), o.clone());
     }
     if let Some((level, steps, stats)) = trace {
         out.insert(

@@ -116,11 +116,11 @@ async fn compute(
     // "not enabled for this tenant" can never be told apart.
     let mut hidden_steps = Vec::new();
     for step in &steps {
-        if let Some(cap) = &step.capability {
-            if view.capability_risk(cap).is_none() {
-                diagnostics.push(checks::unknown_capability(step, cap, &visible));
-                hidden_steps.push(step.pointer.clone());
-            }
+        if let Some(cap) = &step.capability
+            && view.capability_risk(cap).is_none()
+        {
+            diagnostics.push(checks::unknown_capability(step, cap, &visible));
+            hidden_steps.push(step.pointer.clone());
         }
     }
     // Context reaches the engine only when the language declares it.

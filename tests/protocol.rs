@@ -97,7 +97,7 @@ async fn sessions_are_signed_bound_to_the_principal_and_revocable() {
     let mut c = env.client(ACME_OPS);
     c.initialize().await;
     let token = c.session.clone().unwrap();
-    assert_eq!(c.call("pilotage_manifest", json!({})).await.is_error, false);
+    assert!(!c.call("pilotage_manifest", json!({})).await.is_error);
     // Forged: one character of the signature changed.
     let mut forged = Mcp::new(&env.url, Some(ACME_OPS));
     let last = token.chars().last().unwrap();

@@ -76,15 +76,15 @@ impl LoopTools {
     /// Tool names that exist under the capability map (Part II §4.3 rule 7).
     pub fn declared<'a>(&'a self, caps: &CapabilityConfig) -> Vec<&'a str> {
         let mut out = vec![self.validate.as_str()];
-        if caps.execute.enabled {
-            if let Some(t) = &self.execute {
-                out.push(t);
-            }
+        if caps.execute.enabled
+            && let Some(t) = &self.execute
+        {
+            out.push(t);
         }
-        if caps.trace_fetch {
-            if let Some(t) = &self.trace {
-                out.push(t);
-            }
+        if caps.trace_fetch
+            && let Some(t) = &self.trace
+        {
+            out.push(t);
         }
         out
     }

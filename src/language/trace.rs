@@ -126,24 +126,24 @@ pub fn map_events(
                     d.push(json!({"at": id, "took": "continue", "because": because}));
                 }
             }
-        } else if kind == m.loop_exit_kind {
-            if let Some(&i) = index.get(&id) {
-                open_loops.retain(|&o| o != i);
-                let entry = &mut out[i];
-                let n = entry
-                    .get("decisions")
-                    .and_then(Value::as_array)
-                    .map_or(0, Vec::len);
-                let because = if n == 0 {
-                    "no items".to_string()
-                } else {
-                    format!("items exhausted after {n}")
-                };
-                if let Some(Value::Array(d)) = entry.get_mut("decisions") {
-                    d.push(json!({"at": id, "took": "exit", "because": because}));
-                }
-                insert_ms(entry, ms);
+        } else if kind == m.loop_exit_kind
+            && let Some(&i) = index.get(&id)
+        {
+            open_loops.retain(|&o| o != i);
+            let entry = &mut out[i];
+            let n = entry
+                .get("decisions")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            let because = if n == 0 {
+                "no items".to_string()
+            } else {
+                format!("items exhausted after {n}")
+            };
+            if let Some(Value::Array(d)) = entry.get_mut("decisions") {
+                d.push(json!({"at": id, "took": "exit", "because": because}));
             }
+            insert_ms(entry, ms);
         }
     }
     // Loops the run never left did not complete.

@@ -124,12 +124,11 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
         Ok(r) => r,
         Err(never) => match never {},
     };
-    if let Some(token) = issued {
-        if response.status().is_success() {
-            if let Ok(v) = HeaderValue::from_str(&token) {
-                response.headers_mut().insert(SESSION_HEADER, v);
-            }
-        }
+    if let Some(token) = issued
+        && response.status().is_success()
+        && let Ok(v) = HeaderValue::from_str(&token)
+    {
+        response.headers_mut().insert(SESSION_HEADER, v);
     }
     response
 }

@@ -83,16 +83,16 @@ impl PilotageServer {
             ));
         };
         let args_value = Value::Object(arguments);
-        if let Some(v) = inner.validators.get(name) {
-            if let Some(err) = v.iter_errors(&args_value).next() {
-                return Err(McpError::invalid_params(
-                    format!(
-                        "invalid arguments for {name}: {err} (at '{}')",
-                        err.instance_path()
-                    ),
-                    None,
-                ));
-            }
+        if let Some(v) = inner.validators.get(name)
+            && let Some(err) = v.iter_errors(&args_value).next()
+        {
+            return Err(McpError::invalid_params(
+                format!(
+                    "invalid arguments for {name}: {err} (at '{}')",
+                    err.instance_path()
+                ),
+                None,
+            ));
         }
         let Value::Object(map) = args_value else {
             return Err(McpError::invalid_params(

@@ -80,11 +80,9 @@ impl Engine {
                 .lines()
                 .map_while(Result::ok)
             {
-                if !sent {
-                    if let Some(i) = line.find("http://") {
-                        let _ = tx.send(line[i..].trim().to_string());
-                        sent = true;
-                    }
+                if !sent && let Some(i) = line.find("http://") {
+                    let _ = tx.send(line[i..].trim().to_string());
+                    sent = true;
                 }
             }
         });
@@ -212,15 +210,14 @@ impl TestEnv {
         if let (Ok(gw), Ok(engine)) = (
             std::env::var("PILOTAGE_TEST_GATEWAY_URL"),
             std::env::var("PILOTAGE_TEST_ENGINE_URL"),
-        ) {
-            if config == "tests/configs/conformance.toml" {
-                return TestEnv {
-                    engine: Engine::external(engine),
-                    url: gw,
-                    gateway: None,
-                    external: true,
-                };
-            }
+        ) && config == "tests/configs/conformance.toml"
+        {
+            return TestEnv {
+                engine: Engine::external(engine),
+                url: gw,
+                gateway: None,
+                external: true,
+            };
         }
         let engine = Engine::spawn(&[]);
         Self::in_front_of(engine, config, tweak).await
@@ -411,9 +408,9 @@ fn parse_body(text: &str) -> Value {
     }
     // An SSE-framed answer: take the last data line.
     text.lines()
+        .rev()
         .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str(d.trim()).ok())
-        .last()
+        .find_map(|d| serde_json::from_str(d.trim()).ok())
         .unwrap_or(Value::Null)
 }
 

@@ -85,12 +85,15 @@ pub fn map_events(
             push(&mut out, &mut index, id, e);
         } else if kind == m.branch_kind {
             let arm = pick(event, &m.arm).and_then(Value::as_str).unwrap_or("");
-            let because = pick(event, &m.cond)
+            let mut because = pick(event, &m.cond)
                 .map(|c| match c {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 })
                 .unwrap_or_default();
+            if let Some(v) = pick(event, &m.cond_value).and_then(Value::as_bool) {
+                because = format!("{because} is {v}");
+            }
             let mut e = Map::new();
             e.insert("id".into(), Value::String(id.clone()));
             e.insert("outcome".into(), Outcome::success().to_json());

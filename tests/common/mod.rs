@@ -155,23 +155,42 @@ impl Engine {
         assert!(r.status().is_success(), "put capability: {}", r.status());
     }
 
-    /// The engine's own description of a capability as a tenant sees it.
+    /// The engine's own description of a capability as a tenant sees it, in
+    /// the shape its admin `PUT` takes (the same in both dialects).
     pub async fn capability(&self, tenant: &str, name: &str) -> Value {
+        let b = dialect_b();
+        let (path, header, list, id) = if b {
+            ("/v2/registry/functions", "X-Org-Id", "functions", "id")
+        } else {
+            ("/api/v1/capabilities", "X-Tenant", "capabilities", "name")
+        };
         let v: Value = self
             .http
-            .get(format!("{}/api/v1/capabilities", self.url))
-            .header("X-Tenant", tenant)
+            .get(format!("{}{path}", self.url))
+            .header(header, tenant)
             .send()
             .await
             .expect("capabilities")
             .json()
             .await
             .expect("capabilities json");
-        v["capabilities"]
+        let found = v[list]
             .as_array()
-            .and_then(|a| a.iter().find(|c| c["name"] == name))
+            .and_then(|a| a.iter().find(|c| c[id] == name))
             .cloned()
-            .unwrap_or_else(|| panic!("capability {name} not visible to {tenant}"))
+            .unwrap_or_else(|| panic!("capability {name} not visible to {tenant}"));
+        if !b {
+            return found;
+        }
+        let effect = match found["impact"].as_str() {
+            Some("none") => "read",
+            Some("modify") => "write",
+            Some("remove") => "delete",
+            _ => "external",
+        };
+        json!({"name": found["id"], "title": found["label"], "doc": found["help"],
+            "params": found["input_schema"], "returns": found["output_schema"], "effect": effect,
+            "tags": found["labels"], "deprecated": found["retired"]})
     }
 
     pub async fn faults(&self, body: Value) {
@@ -183,6 +202,25 @@ impl Engine {
             .await
             .expect("faults");
         assert!(r.status().is_success());
+    }
+}
+
+/// Whether the suite runs against the engine's second REST dialect
+/// (`PILOTAGE_TEST_DIALECT=b`): the engine is started with `--dialect b` and
+/// the gateway gets the engine mapping and rule file of
+/// `deploy/gateway.dialect-b.toml`, configuration only.
+pub fn dialect_b() -> bool {
+    std::env::var("PILOTAGE_TEST_DIALECT").is_ok_and(|d| d == "b")
+}
+
+fn apply_dialect_b(cfg: &mut Config) {
+    let path = repo_path("deploy/gateway.dialect-b.toml");
+    let text = std::fs::read_to_string(&path).expect("read dialect-b config");
+    let b = Config::parse(&text, &path).expect("parse dialect-b config");
+    let rules = b.resolve(&b.languages[0].classifier);
+    cfg.engine.mapping = b.engine.mapping;
+    for lang in &mut cfg.languages {
+        lang.classifier = rules.display().to_string();
     }
 }
 
@@ -219,7 +257,11 @@ impl TestEnv {
                 external: true,
             };
         }
-        let engine = Engine::spawn(&[]);
+        let engine = if dialect_b() {
+            Engine::spawn(&["--dialect", "b"])
+        } else {
+            Engine::spawn(&[])
+        };
         Self::in_front_of(engine, config, tweak).await
     }
 
@@ -233,6 +275,9 @@ impl TestEnv {
         let text = std::fs::read_to_string(&path).expect("read test config");
         let mut cfg = Config::parse(&text, &path).expect("parse test config");
         cfg.engine.url = engine.url.clone();
+        if dialect_b() {
+            apply_dialect_b(&mut cfg);
+        }
         if let Ok(redis) = std::env::var("PILOTAGE_TEST_REDIS_URL") {
             cfg.store.redis_url = redis;
         }

@@ -76,16 +76,13 @@ async fn serve(path: &std::path::Path) -> ExitCode {
         }
     };
     match app::build(config).await {
-        Ok(app) => {
-            cli::spawn_reloader(&app);
-            match app::serve(app).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("server error: {e}");
-                    ExitCode::FAILURE
-                }
+        Ok(app) => match app::serve(app).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("server error: {e}");
+                ExitCode::FAILURE
             }
-        }
+        },
         Err(e) => {
             eprintln!("cannot start: {e}");
             ExitCode::FAILURE

@@ -44,6 +44,13 @@ impl VerdictCache {
     }
 }
 
+impl VerdictCache {
+    /// Drops every verdict (after a rule reload).
+    pub fn clear(&self) {
+        self.cache.invalidate_all();
+    }
+}
+
 impl Default for VerdictCache {
     fn default() -> Self {
         Self::new()

@@ -14,7 +14,10 @@ fn every_server_vector_has_a_test_and_a_documented_row() {
         .unwrap_or_else(|_| repo_path("../shared/pilotage/vectors.json"));
     let Ok(text) = std::fs::read_to_string(&path) else {
         // Outside the project's checkout layout there is nothing to compare.
-        eprintln!("vectors.json not found at {}; registry check skipped", path.display());
+        eprintln!(
+            "vectors.json not found at {}; registry check skipped",
+            path.display()
+        );
         return;
     };
     let vectors: Value = serde_json::from_str(&text).expect("vectors.json parses");
@@ -26,13 +29,19 @@ fn every_server_vector_has_a_test_and_a_documented_row() {
     let mut server = 0;
     for v in vectors["vectors"].as_array().expect("vectors") {
         let id = v["id"].as_str().expect("id");
-        assert!(doc.contains(&format!("`{id}`")), "{id} missing from docs/conformance.md");
+        assert!(
+            doc.contains(&format!("`{id}`")),
+            "{id} missing from docs/conformance.md"
+        );
         if v["target"] != "server" {
             continue;
         }
         server += 1;
         let name = id.to_lowercase().replace('-', "_");
-        assert!(sources.contains(&format!("async fn {name}(")), "no test named {name}");
+        assert!(
+            sources.contains(&format!("async fn {name}(")),
+            "no test named {name}"
+        );
     }
     assert_eq!(server, 52);
     assert!(!sources.contains("#[ignore"), "no vector test is ignored");

@@ -293,7 +293,10 @@ impl TestEnv {
             .expect("bind");
         let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
         tokio::spawn(async move {
-            let _ = axum::serve(listener, app.router).await;
+            // The app (with its file watcher) lives as long as the server.
+            let router = app.router.clone();
+            let _ = axum::serve(listener, router).await;
+            drop(app);
         });
         TestEnv {
             engine,

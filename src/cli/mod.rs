@@ -5,10 +5,11 @@ pub mod check_config;
 pub mod classify;
 pub mod demo;
 
-/// JSON logs on stderr; `RUST_LOG` filters (default `info`).
+/// JSON logs on stderr; `RUST_LOG` filters (default `info`, rmcp quieter:
+/// it logs every stateless request's lifecycle).
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     let _ = tracing_subscriber::fmt()
         .json()
         .with_current_span(true)

@@ -18,6 +18,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// Built once; cloned (cheaply) for every request by the transport.
 #[derive(Clone)]
@@ -179,26 +180,39 @@ impl ServerHandler for PilotageServer {
             .and_then(|p| p.extensions.get::<Principal>())
             .cloned()
             .ok_or_else(|| McpError::internal_error("no principal on the request", None))?;
-        let started = std::time::Instant::now();
         let name = request.name.to_string();
+        // One span per tools/call: tool, tenant, run_id and duration.
+        let span = tracing::info_span!(
+            "tools/call",
+            tool = %name,
+            tenant = %principal.tenant,
+            run_id = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
+        );
+        let started = std::time::Instant::now();
         let result = self
             .dispatch(&name, request.arguments.unwrap_or_default(), &principal)
+            .instrument(span.clone())
             .await;
-        let run_id = result
+        if let Some(run_id) = result
             .as_ref()
             .ok()
             .and_then(|r| r.structured_content.as_ref())
             .and_then(|s| s.get("run_id"))
             .and_then(Value::as_str)
-            .map(str::to_string);
-        tracing::info!(
-            tool = %name,
-            tenant = %principal.tenant,
-            run_id = run_id.as_deref().unwrap_or(""),
-            duration_ms = started.elapsed().as_millis() as u64,
-            is_error = result.as_ref().map(|r| r.is_error == Some(true)).unwrap_or(true),
-            "tools/call"
-        );
+        {
+            span.record("run_id", run_id);
+        }
+        span.record("duration_ms", started.elapsed().as_millis() as u64);
+        span.in_scope(|| {
+            tracing::info!(
+                is_error = result
+                    .as_ref()
+                    .map(|r| r.is_error == Some(true))
+                    .unwrap_or(true),
+                "tools/call done"
+            )
+        });
         result.map(CallToolResponse::from)
     }
 }

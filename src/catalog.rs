@@ -35,7 +35,8 @@ struct TenantCatalog {
     entries: Vec<Arc<Value>>,
     /// Canonical JSON of each entry (hash input, revision excluded).
     canonical: Vec<String>,
-    risks: HashMap<String, RiskHints>,
+    /// Capability id → (position in `entries`, risk).
+    index: Arc<HashMap<String, (usize, RiskHints)>>,
     /// SHA-256 state after the capability part of the array, cloned per
     /// request so unchanged capabilities are never rehashed.
     prefix: Sha256,
@@ -48,26 +49,32 @@ pub struct CatalogView {
     pub entries: Vec<Arc<Value>>,
     /// Entry id → content digest, the changed_since baseline.
     digests: BTreeMap<String, String>,
-    risks: HashMap<String, RiskHints>,
+    /// Capability id → (position in `entries`, risk).
+    index: Arc<HashMap<String, (usize, RiskHints)>>,
 }
 
 impl CatalogView {
     pub fn get(&self, id: &str) -> Option<&Arc<Value>> {
-        self.entries
+        if let Some((i, _)) = self.index.get(id) {
+            return self.entries.get(*i);
+        }
+        // Programs: few per caller, after the capabilities.
+        self.entries[self.index.len().min(self.entries.len())..]
             .iter()
             .find(|e| e.get("id").and_then(Value::as_str) == Some(id))
     }
 
     /// Risk of a capability the caller can see.
     pub fn capability_risk(&self, id: &str) -> Option<RiskHints> {
-        self.risks.get(id).copied()
+        self.index.get(id).map(|(_, r)| *r)
     }
 
-    /// Names a workflow step may call: the visible capabilities.
+    /// Names a workflow step may call: the visible capabilities, sorted.
     pub fn callable_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.risks.keys().cloned().collect();
-        names.sort();
-        names
+        self.entries[..self.index.len().min(self.entries.len())]
+            .iter()
+            .filter_map(|e| e.get("id").and_then(Value::as_str).map(str::to_string))
+            .collect()
     }
 
     /// Entry id → digest map stored as the changed_since baseline.
@@ -191,7 +198,7 @@ impl CatalogService {
         let mut prefix = Sha256::new();
         prefix.update(b"[");
         let mut canonical = Vec::with_capacity(entries.len());
-        let mut risks = HashMap::with_capacity(entries.len());
+        let mut index = HashMap::with_capacity(entries.len());
         let mut out = Vec::with_capacity(entries.len());
         for (i, (id, mut entry, risk)) in entries.into_iter().enumerate() {
             let text = canonical_json(&entry);
@@ -203,14 +210,14 @@ impl CatalogService {
                 obj.insert("revision".into(), Value::String(short_digest(&text)));
             }
             canonical.push(text);
-            risks.insert(id, risk);
+            index.insert(id, (out.len(), risk));
             out.push(Arc::new(entry));
         }
         TenantCatalog {
             etag,
             entries: out,
             canonical,
-            risks,
+            index: Arc::new(index),
             prefix,
         }
     }
@@ -263,11 +270,6 @@ impl CatalogService {
         e.insert("tags".into(), Value::Array(tags));
         Some((id, Value::Object(e), hints))
     }
-
-    /// Visible capability entries of a tenant (used by promotion baselines).
-    pub async fn tenant_entries(&self, tenant: &str) -> Result<Vec<Arc<Value>>, EngineError> {
-        Ok(self.tenant(tenant).await?.entries.clone())
-    }
 }
 
 /// Joins a tenant's capabilities with the caller's programs into one view.
@@ -305,7 +307,7 @@ fn compose(tenant: &TenantCatalog, programs: &[Value]) -> CatalogView {
         version: format!("cv_{}", hex::encode(hasher.finalize())),
         entries,
         digests,
-        risks: tenant.risks.clone(),
+        index: tenant.index.clone(),
     }
 }
 

@@ -88,23 +88,8 @@ pub async fn execute(
     };
     let fingerprint = fingerprint(&req);
     let window = dedup_window(lang);
-    match gw
-        .store
-        .claim_idempotency(&principal.scope, &key, &fingerprint, window)
-        .await
-        .map_err(store_internal)?
-    {
-        IdempotencyClaim::Acquired => {}
-        IdempotencyClaim::Completed {
-            fingerprint: f,
-            response,
-        } => return replay_or_conflict(&f, &fingerprint, response),
-        IdempotencyClaim::InFlight { fingerprint: f, .. } => {
-            if f != fingerprint {
-                return Err(conflict());
-            }
-            return wait_for_first(gw, lang, principal, &key, &fingerprint).await;
-        }
+    if let Some(recorded) = settle_claim(gw, lang, principal, &key, &fingerprint).await? {
+        return Ok(recorded);
     }
     let result = run(gw, lang, principal, &req, checked, run_id).await;
     match &result {
@@ -330,6 +315,7 @@ async fn run(
             gw,
             lang,
             principal,
+            req,
             &view,
             &program,
             &steps,
@@ -546,6 +532,7 @@ async fn promote(
     gw: &Gateway,
     lang: &LanguageRuntime,
     principal: &Principal,
+    req: &ExecuteRequest,
     view: &CatalogView,
     program: &Value,
     steps: &[program::StepInfo],
@@ -606,12 +593,11 @@ async fn promote(
         "t_ms": started.elapsed().as_millis() as u64,
     })];
     let stats = json!({"installed": program_ref});
-    let req = ExecuteRequest::default();
     finish_started(
         gw,
         lang,
         principal,
-        &req,
+        req,
         run_id,
         Outcome::success(),
         Some(output),
@@ -751,50 +737,46 @@ fn conflict() -> RequestError {
     )
 }
 
-/// Another attempt holds the key: wait for its recorded response. An attempt
-/// that never records one (still running past the bound, or its process died)
-/// is answered with `internal`, never by executing a second time.
-async fn wait_for_first(
+/// Claims the key, or settles it: `Some` is the recorded answer to replay,
+/// `None` means this request now owns the key and executes. While another
+/// attempt holds the key this waits for its recorded answer; an attempt that
+/// never records one (still running past the bound, or its process died) is
+/// answered with `internal`, never by executing a second time. An attempt that
+/// was refused released the key, so a waiter may then take it.
+async fn settle_claim(
     gw: &Gateway,
     lang: &LanguageRuntime,
     principal: &Principal,
     key: &str,
     fingerprint: &str,
-) -> Result<Value, RequestError> {
+) -> Result<Option<Value>, RequestError> {
     let bound = Duration::from_millis(gw.config.engine.run_deadline_ms) + Duration::from_secs(10);
     let until = std::time::Instant::now() + bound;
-    while std::time::Instant::now() < until {
-        tokio::time::sleep(Duration::from_millis(25)).await;
+    loop {
         match gw
             .store
             .claim_idempotency(&principal.scope, key, fingerprint, dedup_window(lang))
             .await
             .map_err(store_internal)?
         {
+            IdempotencyClaim::Acquired => return Ok(None),
             IdempotencyClaim::Completed {
                 fingerprint: f,
                 response,
-            } => {
-                return replay_or_conflict(&f, fingerprint, response);
+            } => return replay_or_conflict(&f, fingerprint, response).map(Some),
+            IdempotencyClaim::InFlight { fingerprint: f, .. } if f != fingerprint => {
+                return Err(conflict());
             }
-            IdempotencyClaim::InFlight { .. } => continue,
-            IdempotencyClaim::Acquired => {
-                // The first attempt was refused and released the key; this
-                // attempt owns it now, but the caller must resend: running
-                // here would lose the request's own checks. Release it.
-                let _ = gw
-                    .store
-                    .release_idempotency(&principal.scope, key, fingerprint)
-                    .await;
+            IdempotencyClaim::InFlight { .. } if std::time::Instant::now() >= until => {
                 return Err(RequestError::internal(
-                    "the earlier attempt with this idempotency_key was refused before execution; send the request again",
+                    "an earlier attempt with this idempotency_key started and has not recorded a result (still running, or it stopped mid-run); it will not be executed twice: check the engine's state, then use a new key",
                 ));
+            }
+            IdempotencyClaim::InFlight { .. } => {
+                tokio::time::sleep(Duration::from_millis(25)).await;
             }
         }
     }
-    Err(RequestError::internal(
-        "an earlier attempt with this idempotency_key started and has not recorded a result (still running, or it stopped mid-run); it will not be executed twice: check the engine's state, then use a new key",
-    ))
 }
 
 fn fingerprint(req: &ExecuteRequest) -> String {

@@ -2,7 +2,7 @@
 //! mode with JSON responses, our front for parse errors and signed sessions,
 //! and the Pilotage tools.
 
-pub mod catalog_of_tools;
+pub mod tool_list;
 pub mod layer;
 pub mod server;
 pub mod session;

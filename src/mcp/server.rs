@@ -4,7 +4,7 @@
 //! argument checks (missing required member or wrong JSON type → `-32602`,
 //! §7.1); everything else travels as Pilotage values.
 
-use super::catalog_of_tools::{self, ToolRole, ToolSpec};
+use super::tool_list::{self, ToolRole, ToolSpec};
 use super::tools::{self, Args, Reply, manifest};
 use crate::auth::Principal;
 use crate::gateway::Gateway;
@@ -39,7 +39,7 @@ pub const INSTRUCTIONS: &str = "This server speaks Pilotage (io.github.jafarsa0/
 
 impl PilotageServer {
     pub fn new(gw: Arc<Gateway>) -> Result<Self, String> {
-        let specs = catalog_of_tools::all(&gw);
+        let specs = tool_list::all(&gw);
         let mut tools = Vec::with_capacity(specs.len());
         let mut validators = HashMap::new();
         for spec in &specs {

@@ -2,8 +2,8 @@
 //! mode with JSON responses, our front for parse errors and signed sessions,
 //! and the Pilotage tools.
 
-pub mod tool_list;
 pub mod layer;
 pub mod server;
 pub mod session;
+pub mod tool_list;
 pub mod tools;

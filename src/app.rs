@@ -22,6 +22,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct App {
     pub router: Router,
     pub gateway: Arc<Gateway>,
+    /// Live reload of rule and guide files (file watch and SIGHUP); stops
+    /// when the application is dropped.
+    _watcher: Option<crate::reload::ReloadWatcher>,
 }
 
 #[derive(Clone)]
@@ -70,14 +73,38 @@ pub async fn build(config: Config) -> Result<App, StartError> {
     };
     let router = Router::new()
         .route("/mcp", any(mcp_route))
-        .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
+        .route(
+            "/healthz",
+            get(|| async { axum::Json(json!({"status": "ok"})) }),
+        )
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .with_state(state);
     Ok(App {
         router,
+        _watcher: watch(&gw),
         gateway: gw,
     })
+}
+
+/// Reloads classifier rules and guides when their files change or on SIGHUP.
+fn watch(gw: &Arc<Gateway>) -> Option<crate::reload::ReloadWatcher> {
+    if !gw.config.server.watch_files {
+        return None;
+    }
+    let mut paths = Vec::new();
+    for lang in &gw.config.languages {
+        paths.push(gw.config.resolve(&lang.classifier));
+        paths.push(gw.config.resolve(&lang.guides_dir));
+    }
+    let target = gw.clone();
+    match crate::reload::spawn_reload_watcher(paths, move || target.reload()) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!(error = %e, "live reload is off: cannot watch the rule and guide files");
+            None
+        }
+    }
 }
 
 async fn mcp_route(
@@ -135,7 +162,8 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
             s.recv().await;
         }
     };

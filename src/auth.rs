@@ -50,9 +50,7 @@ impl Authenticator {
             .collect();
         Self {
             by_hash,
-            anonymous_tenant: config
-                .anonymous
-                .then(|| config.anonymous_tenant.clone()),
+            anonymous_tenant: config.anonymous.then(|| config.anonymous_tenant.clone()),
         }
     }
 
@@ -87,7 +85,10 @@ impl Authenticator {
 
 /// `Authorization: Bearer <key>` → key.
 pub fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
-    let value = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
+    let value = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
     let (scheme, key) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
 }

@@ -184,10 +184,8 @@ impl CatalogService {
     }
 
     fn build(&self, etag: Option<String>, capabilities: &[Value]) -> TenantCatalog {
-        let mut entries: Vec<(String, Value, RiskHints)> = capabilities
-            .iter()
-            .filter_map(|c| self.entry(c))
-            .collect();
+        let mut entries: Vec<(String, Value, RiskHints)> =
+            capabilities.iter().filter_map(|c| self.entry(c)).collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         entries.dedup_by(|a, b| a.0 == b.0);
         let mut prefix = Sha256::new();

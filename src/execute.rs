@@ -259,35 +259,25 @@ async fn run(
     checked: Checked,
     run_id: String,
 ) -> Result<Done, RequestError> {
-    let view = gw
-        .catalog
-        .view(principal)
-        .await
-        .map_err(|e| internal(&e))?;
+    let view = gw.catalog.view(principal).await.map_err(|e| internal(&e))?;
     // Step 2: drift precedes re-validation.
-    if let Some(expected) = &req.expected_catalog_version {
-        if *expected != view.version {
-            return Ok(refused(
-                &run_id,
-                RunStatus::CatalogDrift,
-                "catalog version mismatch",
-                None,
-            ));
-        }
+    if let Some(expected) = &req.expected_catalog_version
+        && *expected != view.version
+    {
+        return Ok(refused(
+            &run_id,
+            RunStatus::CatalogDrift,
+            "catalog version mismatch",
+            None,
+        ));
     }
     // Step 3: re-validation or the promotion baseline.
     let (program, steps) = match &checked.program_record {
         None => {
             let program = req.program.clone().unwrap_or(Value::Null);
-            let verdict = validate::validate(
-                gw,
-                lang,
-                principal,
-                &view,
-                &program,
-                req.context.as_ref(),
-            )
-            .await?;
+            let verdict =
+                validate::validate(gw, lang, principal, &view, &program, req.context.as_ref())
+                    .await?;
             if !verdict.valid {
                 return Ok(refused(
                     &run_id,
@@ -336,9 +326,22 @@ async fn run(
     }
     // Step 5.
     if installs {
-        return promote(gw, lang, principal, &view, &program, &steps, run_id, checked.level).await;
+        return promote(
+            gw,
+            lang,
+            principal,
+            &view,
+            &program,
+            &steps,
+            run_id,
+            checked.level,
+        )
+        .await;
     }
-    let context = req.context.as_ref().filter(|_| lang.context_schema.is_some());
+    let context = req
+        .context
+        .as_ref()
+        .filter(|_| lang.context_schema.is_some());
     let deadline = Duration::from_millis(gw.config.engine.run_deadline_ms);
     let started = std::time::Instant::now();
     let reply = gw
@@ -357,7 +360,10 @@ async fn run(
             return Err(internal(&EngineError::Failed(m)));
         }
         Err(EngineError::RunBroken { message, events }) => (
-            Outcome::run_failure(RunStatus::Partial, format!("the engine failed mid-run: {message}")),
+            Outcome::run_failure(
+                RunStatus::Partial,
+                format!("the engine failed mid-run: {message}"),
+            ),
             None,
             events,
             RunEnd::Failed,
@@ -372,7 +378,12 @@ async fn run(
                     Some(&diagnostics),
                 ));
             }
-            RunState::Completed => (Outcome::success(), Some(reply.result), reply.events, RunEnd::Completed),
+            RunState::Completed => (
+                Outcome::success(),
+                Some(reply.result),
+                reply.events,
+                RunEnd::Completed,
+            ),
             RunState::Failed => {
                 let status = if any_call_succeeded(&reply.events, gw) {
                     RunStatus::Partial
@@ -380,18 +391,42 @@ async fn run(
                     RunStatus::Error
                 };
                 let error = reply.error.unwrap_or_else(|| "the run failed".into());
-                (Outcome::run_failure(status, error), None, reply.events, RunEnd::Failed)
+                (
+                    Outcome::run_failure(status, error),
+                    None,
+                    reply.events,
+                    RunEnd::Failed,
+                )
             }
             RunState::TimedOut => {
-                let error = reply.error.unwrap_or_else(|| "the run's deadline passed".into());
-                (Outcome::run_failure(RunStatus::Timeout, error), None, reply.events, RunEnd::TimedOut)
+                let error = reply
+                    .error
+                    .unwrap_or_else(|| "the run's deadline passed".into());
+                (
+                    Outcome::run_failure(RunStatus::Timeout, error),
+                    None,
+                    reply.events,
+                    RunEnd::TimedOut,
+                )
             }
         },
     };
     let full_steps = map_events(&events, &gw.engine.mapping().events, &steps, end);
     let stats = json!({"calls": full_steps.iter().filter(|s| s.get("calls").is_some()).count(),
         "duration_ms": started.elapsed().as_millis() as u64, "test_run": checked.test_run});
-    finish_started(gw, lang, principal, req, run_id, outcome, output, full_steps, stats, checked.level).await
+    finish_started(
+        gw,
+        lang,
+        principal,
+        req,
+        run_id,
+        outcome,
+        output,
+        full_steps,
+        stats,
+        checked.level,
+    )
+    .await
 }
 
 /// Builds the response, and the record when retention promises one; the
@@ -420,8 +455,16 @@ async fn finish_started(
         None => lang.config.retention != "none",
     };
     if retain {
-        let record = envelope(&run_id, &outcome, output.as_ref(), Some((recorded_level, &recorded_steps, &stats)));
-        let ttl = lang.config.retention_duration().unwrap_or(Duration::from_secs(24 * 3600));
+        let record = envelope(
+            &run_id,
+            &outcome,
+            output.as_ref(),
+            Some((recorded_level, &recorded_steps, &stats)),
+        );
+        let ttl = lang
+            .config
+            .retention_duration()
+            .unwrap_or(Duration::from_secs(24 * 3600));
         if let Err(e) = write_with_retry(gw, principal, &run_id, &record, ttl).await {
             tracing::error!(%run_id, error = %e, "run record could not be stored after the run; the response says retained: false");
             stats["retained"] = Value::Bool(false);
@@ -429,12 +472,20 @@ async fn finish_started(
     }
     let response = match level {
         Level::None => envelope(&run_id, &outcome, output.as_ref(), None),
-        Level::Full if recorded_level == Level::Full => {
-            envelope(&run_id, &outcome, output.as_ref(), Some((Level::Full, &recorded_steps, &stats)))
-        }
+        Level::Full if recorded_level == Level::Full => envelope(
+            &run_id,
+            &outcome,
+            output.as_ref(),
+            Some((Level::Full, &recorded_steps, &stats)),
+        ),
         _ => {
             let steps = summarize(&recorded_steps);
-            envelope(&run_id, &outcome, output.as_ref(), Some((Level::Summary, &steps, &stats)))
+            envelope(
+                &run_id,
+                &outcome,
+                output.as_ref(),
+                Some((Level::Summary, &steps, &stats)),
+            )
         }
     };
     Ok(Done {
@@ -454,10 +505,10 @@ fn envelope(
     let mut out = Map::new();
     out.insert("run_id".into(), Value::String(run_id.into()));
     out.insert("outcome".into(), outcome.to_json());
-    if outcome.ok {
-        if let Some(o) = output {
-            out.insert("output".into(), o.clone());
-        }
+    if outcome.ok
+        && let Some(o) = output
+    {
+        out.insert("output".into(), o.clone());
     }
     if let Some((level, steps, stats)) = trace {
         out.insert(
@@ -469,7 +520,12 @@ fn envelope(
 }
 
 /// A refused run: a run_id, an outcome, diagnostics when validation refused.
-fn refused(run_id: &str, status: RunStatus, error: &str, diagnostics: Option<&[Diagnostic]>) -> Done {
+fn refused(
+    run_id: &str,
+    status: RunStatus,
+    error: &str,
+    diagnostics: Option<&[Diagnostic]>,
+) -> Done {
     let mut response = json!({
         "run_id": run_id,
         "outcome": Outcome::run_failure(status, error).to_json(),
@@ -510,7 +566,12 @@ async fn promote(
     });
     let hints = plan::max_hints(&body_plan);
     let digest = Sha256::digest(
-        format!("{}\u{0}{}", canonical_json(program), canonical_json(&baseline)).as_bytes(),
+        format!(
+            "{}\u{0}{}",
+            canonical_json(program),
+            canonical_json(&baseline)
+        )
+        .as_bytes(),
     );
     let program_ref = format!("wf_{}", &hex::encode(digest)[..24]);
     let name = program
@@ -546,13 +607,32 @@ async fn promote(
     })];
     let stats = json!({"installed": program_ref});
     let req = ExecuteRequest::default();
-    finish_started(gw, lang, principal, &req, run_id, Outcome::success(), Some(output), install, stats, level).await
+    finish_started(
+        gw,
+        lang,
+        principal,
+        &req,
+        run_id,
+        Outcome::success(),
+        Some(output),
+        install,
+        stats,
+        level,
+    )
+    .await
 }
 
 /// The load-bearing fields of an entry (Part II §5.4 baseline).
 fn load_bearing(entry: &Value) -> Value {
     let mut out = Map::new();
-    for k in ["kind", "input_schema", "output_schema", "risk", "risk_hints", "languages"] {
+    for k in [
+        "kind",
+        "input_schema",
+        "output_schema",
+        "risk",
+        "risk_hints",
+        "languages",
+    ] {
         if let Some(v) = entry.get(k) {
             out.insert(k.into(), v.clone());
         }
@@ -606,7 +686,11 @@ fn classify_problems(
         .into_iter()
         .map(|p| {
             let problem = EngineProblem {
-                level: if p.is_error { Severity::Error } else { Severity::Warning },
+                level: if p.is_error {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                },
                 text: p.text,
                 location: p.location,
             };
@@ -635,7 +719,11 @@ async fn write_with_retry(
     let mut delay = Duration::from_millis(100);
     let mut last = None;
     for _ in 0..4 {
-        match gw.store.put_run(&principal.scope, run_id, record, ttl).await {
+        match gw
+            .store
+            .put_run(&principal.scope, run_id, record, ttl)
+            .await
+        {
             Ok(()) => return Ok(()),
             Err(e) => {
                 tracing::warn!(%run_id, error = %e, "run record write failed; retrying");
@@ -683,7 +771,10 @@ async fn wait_for_first(
             .await
             .map_err(store_internal)?
         {
-            IdempotencyClaim::Completed { fingerprint: f, response } => {
+            IdempotencyClaim::Completed {
+                fingerprint: f,
+                response,
+            } => {
                 return replay_or_conflict(&f, fingerprint, response);
             }
             IdempotencyClaim::InFlight { .. } => continue,
@@ -691,7 +782,10 @@ async fn wait_for_first(
                 // The first attempt was refused and released the key; this
                 // attempt owns it now, but the caller must resend: running
                 // here would lose the request's own checks. Release it.
-                let _ = gw.store.release_idempotency(&principal.scope, key, fingerprint).await;
+                let _ = gw
+                    .store
+                    .release_idempotency(&principal.scope, key, fingerprint)
+                    .await;
                 return Err(RequestError::internal(
                     "the earlier attempt with this idempotency_key was refused before execution; send the request again",
                 ));

@@ -159,5 +159,7 @@ impl Gateway {
         }
         // Failures are logged by the classifiers, which keep the old tables.
         let _ = self.classifiers.reload();
+        // Cached verdicts were classified with the old tables.
+        self.verdicts.clear();
     }
 }

@@ -4,8 +4,8 @@
 pub mod app;
 pub mod auth;
 pub mod catalog;
-pub mod cli;
 pub mod classify;
+pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod execute;
@@ -14,6 +14,6 @@ pub mod guides;
 pub mod language;
 pub mod mcp;
 pub mod pilotage;
+pub mod reload;
 pub mod store;
 pub mod validate;
-pub mod reload;

@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "pilotage-gateway", version, about = "Pilotage 1.1 MCP gateway for a legacy workflow engine")]
+#[command(
+    name = "pilotage-gateway",
+    version,
+    about = "Pilotage 1.1 MCP gateway for a legacy workflow engine"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -16,7 +20,11 @@ struct Cli {
 enum Command {
     /// Serve MCP on /mcp with the given configuration.
     Serve {
-        #[arg(long, env = "PILOTAGE_CONFIG", default_value = "deploy/gateway.local.toml")]
+        #[arg(
+            long,
+            env = "PILOTAGE_CONFIG",
+            default_value = "deploy/gateway.local.toml"
+        )]
         config: PathBuf,
     },
     /// Start the bundled legacy engine and a gateway in front of it.
@@ -39,7 +47,10 @@ enum Command {
 fn main() -> ExitCode {
     let args = Cli::parse();
     cli::init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("cannot start the async runtime: {e}");
@@ -65,16 +76,13 @@ async fn serve(path: &std::path::Path) -> ExitCode {
         }
     };
     match app::build(config).await {
-        Ok(app) => {
-            cli::spawn_reloader(&app);
-            match app::serve(app).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("server error: {e}");
-                    ExitCode::FAILURE
-                }
+        Ok(app) => match app::serve(app).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("server error: {e}");
+                ExitCode::FAILURE
             }
-        }
+        },
         Err(e) => {
             eprintln!("cannot start: {e}");
             ExitCode::FAILURE

@@ -44,6 +44,13 @@ impl VerdictCache {
     }
 }
 
+impl VerdictCache {
+    /// Drops every verdict (after a rule reload).
+    pub fn clear(&self) {
+        self.cache.invalidate_all();
+    }
+}
+
 impl Default for VerdictCache {
     fn default() -> Self {
         Self::new()
@@ -116,11 +123,11 @@ async fn compute(
     // "not enabled for this tenant" can never be told apart.
     let mut hidden_steps = Vec::new();
     for step in &steps {
-        if let Some(cap) = &step.capability {
-            if view.capability_risk(cap).is_none() {
-                diagnostics.push(checks::unknown_capability(step, cap, &visible));
-                hidden_steps.push(step.pointer.clone());
-            }
+        if let Some(cap) = &step.capability
+            && view.capability_risk(cap).is_none()
+        {
+            diagnostics.push(checks::unknown_capability(step, cap, &visible));
+            hidden_steps.push(step.pointer.clone());
         }
     }
     // Context reaches the engine only when the language declares it.
@@ -138,14 +145,14 @@ async fn compute(
     let mut seen = HashSet::new();
     for problem in problems {
         let problem = EngineProblem {
-                level: if problem.is_error {
-                    Severity::Error
-                } else {
-                    Severity::Warning
-                },
-                text: problem.text,
-                location: problem.location,
-            };
+            level: if problem.is_error {
+                Severity::Error
+            } else {
+                Severity::Warning
+            },
+            text: problem.text,
+            location: problem.location,
+        };
         let d = classify_one(gw, lang, &problem, &ctx);
         let under_hidden = hidden_steps
             .iter()

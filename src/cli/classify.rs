@@ -3,7 +3,9 @@
 //! with `--check` it runs every inline example of every configured rule file
 //! and exits 1, naming the rule, when one does not hold.
 
-use crate::classify::{ClassifyContext, EngineProblem, RuleTable, Severity, check_examples, explain};
+use crate::classify::{
+    ClassifyContext, EngineProblem, RuleTable, Severity, check_examples, explain,
+};
 use crate::config::Config;
 use crate::guides::GuideSet;
 use clap::Args;
@@ -55,7 +57,11 @@ pub fn run(args: ClassifyArgs) -> ExitCode {
         if !seen.insert(path.clone()) {
             continue;
         }
-        let codes = match GuideSet::load(&config.resolve(&lang.guides_dir), &lang.name, &lang.guide_id_prefix) {
+        let codes = match GuideSet::load(
+            &config.resolve(&lang.guides_dir),
+            &lang.name,
+            &lang.guide_id_prefix,
+        ) {
             Ok(g) => g.diagnostic_codes(),
             Err(e) => {
                 eprintln!("guides of {}: {e}", lang.name);
@@ -82,14 +88,22 @@ pub fn run(args: ClassifyArgs) -> ExitCode {
             print!("{report}");
             ok &= report.all_passed();
         }
-        return if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+        return if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
     }
     let Some(message) = args.message else {
         eprintln!("give a message to classify, or --check");
         return ExitCode::FAILURE;
     };
     let problem = EngineProblem {
-        level: if args.warning { Severity::Warning } else { Severity::Error },
+        level: if args.warning {
+            Severity::Warning
+        } else {
+            Severity::Error
+        },
         text: message,
         location: args.location,
     };

@@ -17,7 +17,9 @@ pub async fn run(config_path: &Path, engine_bin: Option<PathBuf>) -> ExitCode {
         }
     };
     let Some(bin) = engine_bin.or_else(sibling_engine) else {
-        eprintln!("legacy-engine binary not found next to this executable; build it with `cargo build --release --workspace` or pass --engine-bin");
+        eprintln!(
+            "legacy-engine binary not found next to this executable; build it with `cargo build --release --workspace` or pass --engine-bin"
+        );
         return ExitCode::FAILURE;
     };
     let listen = config
@@ -62,16 +64,13 @@ pub async fn run(config_path: &Path, engine_bin: Option<PathBuf>) -> ExitCode {
         config.engine.url, config.server.listen
     );
     let code = match app::build(config).await {
-        Ok(app) => {
-            super::spawn_reloader(&app);
-            match app::serve(app).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("server error: {e}");
-                    ExitCode::FAILURE
-                }
+        Ok(app) => match app::serve(app).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("server error: {e}");
+                ExitCode::FAILURE
             }
-        }
+        },
         Err(e) => {
             eprintln!("cannot start: {e}");
             ExitCode::FAILURE

@@ -206,9 +206,10 @@ pub struct EventMapping {
     pub error: String,
     /// Value produced by a set step.
     pub set_value: String,
-    /// Arm taken by a branch, and the evaluated condition.
+    /// Arm taken by a branch, the condition as written, and its value.
     pub arm: String,
     pub cond: String,
+    pub cond_value: String,
     /// Number of items a loop activation will visit (on loop enter).
     pub loop_count: String,
 }
@@ -235,6 +236,7 @@ impl Default for EventMapping {
             set_value: "value".into(),
             arm: "arm".into(),
             cond: "cond".into(),
+            cond_value: "value".into(),
             loop_count: "count".into(),
         }
     }

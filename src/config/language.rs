@@ -76,15 +76,15 @@ impl LoopTools {
     /// Tool names that exist under the capability map (Part II §4.3 rule 7).
     pub fn declared<'a>(&'a self, caps: &CapabilityConfig) -> Vec<&'a str> {
         let mut out = vec![self.validate.as_str()];
-        if caps.execute.enabled {
-            if let Some(t) = &self.execute {
-                out.push(t);
-            }
+        if caps.execute.enabled
+            && let Some(t) = &self.execute
+        {
+            out.push(t);
         }
-        if caps.trace_fetch {
-            if let Some(t) = &self.trace {
-                out.push(t);
-            }
+        if caps.trace_fetch
+            && let Some(t) = &self.trace
+        {
+            out.push(t);
         }
         out
     }
@@ -326,8 +326,14 @@ mod tests {
 
     #[test]
     fn durations() {
-        assert_eq!(parse_iso_duration("PT24H"), Some(Duration::from_secs(86400)));
-        assert_eq!(parse_iso_duration("P1DT1M"), Some(Duration::from_secs(86460)));
+        assert_eq!(
+            parse_iso_duration("PT24H"),
+            Some(Duration::from_secs(86400))
+        );
+        assert_eq!(
+            parse_iso_duration("P1DT1M"),
+            Some(Duration::from_secs(86460))
+        );
         assert_eq!(parse_iso_duration("none"), None);
         assert_eq!(parse_iso_duration("PT"), None);
         assert_eq!(parse_iso_duration("P1Y"), None);

@@ -54,6 +54,9 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// Name this instance reports in logs and `/readyz` (`PILOTAGE_INSTANCE`).
     pub instance: String,
+    /// Reload classifier rules and guides when their files change (and on
+    /// SIGHUP) without a restart.
+    pub watch_files: bool,
 }
 
 impl Default for ServerConfig {
@@ -63,6 +66,7 @@ impl Default for ServerConfig {
             allowed_hosts: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
             instance: "gateway".into(),
+            watch_files: true,
         }
     }
 }

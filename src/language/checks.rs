@@ -114,7 +114,11 @@ mod tests {
 
     #[test]
     fn bounds_by_depth() {
-        let b = Bounds { max_depth: 3, max_steps: 2, max_program_bytes: 1000 };
+        let b = Bounds {
+            max_depth: 3,
+            max_steps: 2,
+            max_program_bytes: 1000,
+        };
         assert!(bounds(&json!({"a": {"b": {}}}), &b).is_ok());
         assert!(bounds(&json!({"a": {"b": {"c": {}}}}), &b).is_err());
     }

@@ -9,10 +9,7 @@ use serde_json::{Map, Value, json};
 
 /// Builds the plan; `risk_of` gives a visible capability's risk (callers only
 /// plan valid programs, so every called capability is visible).
-pub fn derive(
-    steps: &[StepInfo],
-    risk_of: impl Fn(&str) -> Option<(String, RiskHints)>,
-) -> Value {
+pub fn derive(steps: &[StepInfo], risk_of: impl Fn(&str) -> Option<(String, RiskHints)>) -> Value {
     let mut max = RiskHints::SAFE;
     let mut out = Vec::with_capacity(steps.len());
     for step in steps {
@@ -75,13 +72,33 @@ mod tests {
         ]});
         let plan = derive(&steps(&p), |c| match c {
             "read" => Some(("safe".into(), RiskHints::SAFE)),
-            "del" => Some(("destructive".into(), RiskHints { read_only: false, destructive: true, open_world: false })),
-            _ => Some(("external".into(), RiskHints { read_only: false, destructive: false, open_world: true })),
+            "del" => Some((
+                "destructive".into(),
+                RiskHints {
+                    read_only: false,
+                    destructive: true,
+                    open_world: false,
+                },
+            )),
+            _ => Some((
+                "external".into(),
+                RiskHints {
+                    read_only: false,
+                    destructive: false,
+                    open_world: true,
+                },
+            )),
         });
-        assert_eq!(plan["steps"][2]["arm"], json!({"branch": "b", "label": "then"}));
+        assert_eq!(
+            plan["steps"][2]["arm"],
+            json!({"branch": "b", "label": "then"})
+        );
         assert_eq!(plan["steps"][4]["loop"], "l");
         assert!(plan["steps"][1].get("calls").is_none());
         assert_eq!(plan["max_risk"], "destructive");
-        assert_eq!(plan["max_risk_hints"], json!({"readOnly": false, "destructive": true, "openWorld": true}));
+        assert_eq!(
+            plan["max_risk_hints"],
+            json!({"readOnly": false, "destructive": true, "openWorld": true})
+        );
     }
 }

@@ -147,7 +147,10 @@ mod tests {
         assert_eq!(s[3].pointer, "/steps/1/else/0");
         assert_eq!(s[4].arm, None);
         assert_eq!(s[4].in_loop.as_deref(), Some("l"));
-        assert_eq!(s[4].ancestors, vec![("b".into(), false), ("l".into(), true)]);
+        assert_eq!(
+            s[4].ancestors,
+            vec![("b".into(), false), ("l".into(), true)]
+        );
         assert_eq!(depth(&json!({"a": [1, {"b": {}}]})), 4);
     }
 }

@@ -85,12 +85,15 @@ pub fn map_events(
             push(&mut out, &mut index, id, e);
         } else if kind == m.branch_kind {
             let arm = pick(event, &m.arm).and_then(Value::as_str).unwrap_or("");
-            let because = pick(event, &m.cond)
+            let mut because = pick(event, &m.cond)
                 .map(|c| match c {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 })
                 .unwrap_or_default();
+            if let Some(v) = pick(event, &m.cond_value).and_then(Value::as_bool) {
+                because = format!("{because} is {v}");
+            }
             let mut e = Map::new();
             e.insert("id".into(), Value::String(id.clone()));
             e.insert("outcome".into(), Outcome::success().to_json());
@@ -126,24 +129,24 @@ pub fn map_events(
                     d.push(json!({"at": id, "took": "continue", "because": because}));
                 }
             }
-        } else if kind == m.loop_exit_kind {
-            if let Some(&i) = index.get(&id) {
-                open_loops.retain(|&o| o != i);
-                let entry = &mut out[i];
-                let n = entry
-                    .get("decisions")
-                    .and_then(Value::as_array)
-                    .map_or(0, Vec::len);
-                let because = if n == 0 {
-                    "no items".to_string()
-                } else {
-                    format!("items exhausted after {n}")
-                };
-                if let Some(Value::Array(d)) = entry.get_mut("decisions") {
-                    d.push(json!({"at": id, "took": "exit", "because": because}));
-                }
-                insert_ms(entry, ms);
+        } else if kind == m.loop_exit_kind
+            && let Some(&i) = index.get(&id)
+        {
+            open_loops.retain(|&o| o != i);
+            let entry = &mut out[i];
+            let n = entry
+                .get("decisions")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            let because = if n == 0 {
+                "no items".to_string()
+            } else {
+                format!("items exhausted after {n}")
+            };
+            if let Some(Value::Array(d)) = entry.get_mut("decisions") {
+                d.push(json!({"at": id, "took": "exit", "because": because}));
             }
+            insert_ms(entry, ms);
         }
     }
     // Loops the run never left did not complete.
@@ -259,11 +262,7 @@ pub fn truncate_output(output: &Value) -> Value {
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    Value::String(format!(
-        "{}…(+{} bytes)",
-        &text[..cut],
-        text.len() - cut
-    ))
+    Value::String(format!("{}…(+{} bytes)", &text[..cut], text.len() - cut))
 }
 
 #[cfg(test)]
@@ -284,7 +283,12 @@ mod tests {
             json!({"type": "loop_next", "step": "l", "index": 2, "iter": []}),
             json!({"type": "call", "step": "c", "capability": "x", "args": {"a": 2}, "result": null, "status": "failed", "error": "boom", "ms": 1, "iter": [2]}),
         ];
-        let t = map_events(&events, &EventMapping::default(), &steps(&program), RunEnd::Failed);
+        let t = map_events(
+            &events,
+            &EventMapping::default(),
+            &steps(&program),
+            RunEnd::Failed,
+        );
         let ids: Vec<_> = t.iter().map(|s| s["id"].as_str().unwrap()).collect();
         assert_eq!(ids, ["b", "l", "c#1", "c#2"]);
         assert_eq!(t[0]["decisions"][0]["took"], "then");
@@ -302,7 +306,10 @@ mod tests {
             json!({"type": "loop_exit", "step": "l", "iterations": 0, "ms": 0, "iter": []}),
         ];
         let t = map_events(&events, &EventMapping::default(), &[], RunEnd::Completed);
-        assert_eq!(t[0]["decisions"], json!([{"at": "l", "took": "exit", "because": "no items"}]));
+        assert_eq!(
+            t[0]["decisions"],
+            json!([{"at": "l", "took": "exit", "because": "no items"}])
+        );
     }
 
     #[test]
@@ -310,7 +317,7 @@ mod tests {
         let long = json!({"s": "x".repeat(300)});
         let cut = truncate_output(&long);
         let s = cut.as_str().unwrap();
-        assert!(s.ends_with("…(+111 bytes)"), "{s}");
+        assert!(s.ends_with("…(+108 bytes)"), "{s}");
         assert_eq!(truncate_output(&json!({"a": 1})), json!({"a": 1}));
     }
 }

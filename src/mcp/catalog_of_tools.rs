@@ -146,9 +146,10 @@ fn loop_tools(lang: &LanguageRuntime) -> Vec<ToolSpec> {
             }),
         });
     }
-    if c.has_trace_fetch() {
-        if let Some(trace) = &c.tools.trace {
-            out.push(ToolSpec {
+    if c.has_trace_fetch()
+        && let Some(trace) = &c.tools.trace
+    {
+        out.push(ToolSpec {
                 role: ToolRole::Trace(name.clone()),
                 json: json!({
                     "name": trace,
@@ -159,7 +160,6 @@ fn loop_tools(lang: &LanguageRuntime) -> Vec<ToolSpec> {
                     "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
                 }),
             });
-        }
     }
     out
 }

@@ -94,10 +94,20 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
                 let ttl = std::time::Duration::from_secs(front.signer.remaining(&s));
                 match front.gw.store.revoke_session(&s.id, ttl).await {
                     Ok(()) => Response::new(Body::empty()),
-                    Err(e) => rpc_error(StatusCode::SERVICE_UNAVAILABLE, Value::Null, -32603, &format!("session store unavailable: {e}")),
+                    Err(e) => rpc_error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        Value::Null,
+                        -32603,
+                        &format!("session store unavailable: {e}"),
+                    ),
                 }
             }
-            None => rpc_error(StatusCode::BAD_REQUEST, Value::Null, -32600, "DELETE needs the Mcp-Session-Id to end"),
+            None => rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                -32600,
+                "DELETE needs the Mcp-Session-Id to end",
+            ),
         };
     }
     let issued = new_session
@@ -107,16 +117,18 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
     // rmcp runs stateless: the session header is ours, not its.
     parts.headers.remove(SESSION_HEADER);
     let mut mcp = front.mcp.clone();
-    let mut response = match mcp.call(Request::from_parts(parts, Body::from(bytes))).await {
+    let mut response = match mcp
+        .call(Request::from_parts(parts, Body::from(bytes)))
+        .await
+    {
         Ok(r) => r,
         Err(never) => match never {},
     };
-    if let Some(token) = issued {
-        if response.status().is_success() {
-            if let Ok(v) = HeaderValue::from_str(&token) {
-                response.headers_mut().insert(SESSION_HEADER, v);
-            }
-        }
+    if let Some(token) = issued
+        && response.status().is_success()
+        && let Ok(v) = HeaderValue::from_str(&token)
+    {
+        response.headers_mut().insert(SESSION_HEADER, v);
     }
     response
 }
@@ -128,7 +140,14 @@ async fn verify(
     key: Option<&str>,
     token: &str,
 ) -> Result<(Principal, Session), Response<Body>> {
-    let not_found = || rpc_error(StatusCode::NOT_FOUND, Value::Null, -32001, "Session not found");
+    let not_found = || {
+        rpc_error(
+            StatusCode::NOT_FOUND,
+            Value::Null,
+            -32001,
+            "Session not found",
+        )
+    };
     let id = SessionSigner::session_id(token).ok_or_else(not_found)?;
     let principal = front
         .gw
@@ -158,7 +177,8 @@ fn not_jsonrpc(message: &Value) -> Option<&'static str> {
         if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
             return Some("Invalid Request: 'jsonrpc' must be \"2.0\"");
         }
-        if !obj.contains_key("method") && !obj.contains_key("result") && !obj.contains_key("error") {
+        if !obj.contains_key("method") && !obj.contains_key("result") && !obj.contains_key("error")
+        {
             return Some("Invalid Request: no 'method'");
         }
         None
@@ -170,7 +190,12 @@ fn not_jsonrpc(message: &Value) -> Option<&'static str> {
 }
 
 fn unauthorized(e: AuthError) -> Response<Body> {
-    let mut r = rpc_error(StatusCode::UNAUTHORIZED, Value::Null, -32001, &e.to_string());
+    let mut r = rpc_error(
+        StatusCode::UNAUTHORIZED,
+        Value::Null,
+        -32001,
+        &e.to_string(),
+    );
     r.headers_mut().insert(
         axum::http::header::WWW_AUTHENTICATE,
         HeaderValue::from_static("Bearer"),

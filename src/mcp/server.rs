@@ -11,7 +11,7 @@ use crate::gateway::Gateway;
 use crate::pilotage::{EXTENSION_ID, VERSION};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, Tool,
+    PaginatedRequestParams, ProtocolVersion, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -77,19 +77,28 @@ impl PilotageServer {
     ) -> Result<CallToolResult, McpError> {
         let inner = &self.inner;
         let Some(spec) = inner.specs.iter().find(|s| s.name() == name) else {
-            return Err(McpError::invalid_params(format!("Unknown tool: {name}"), None));
+            return Err(McpError::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            ));
         };
         let args_value = Value::Object(arguments);
-        if let Some(v) = inner.validators.get(name) {
-            if let Some(err) = v.iter_errors(&args_value).next() {
-                return Err(McpError::invalid_params(
-                    format!("invalid arguments for {name}: {err} (at '{}')", err.instance_path()),
-                    None,
-                ));
-            }
+        if let Some(v) = inner.validators.get(name)
+            && let Some(err) = v.iter_errors(&args_value).next()
+        {
+            return Err(McpError::invalid_params(
+                format!(
+                    "invalid arguments for {name}: {err} (at '{}')",
+                    err.instance_path()
+                ),
+                None,
+            ));
         }
         let Value::Object(map) = args_value else {
-            return Err(McpError::invalid_params("arguments must be an object", None));
+            return Err(McpError::invalid_params(
+                "arguments must be an object",
+                None,
+            ));
         };
         let args = Args(map);
         let gw = &inner.gw;
@@ -144,6 +153,15 @@ impl ServerHandler for PilotageServer {
     ) -> Result<ListToolsResult, McpError> {
         serde_json::from_value(json!({"tools": self.inner.tools}))
             .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    /// The revisions the Pilotage binding supports (Part III: 2025-06-18 and later).
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(&[
+            ProtocolVersion::V_2025_06_18,
+            ProtocolVersion::V_2025_11_25,
+            ProtocolVersion::V_2026_07_28,
+        ])
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

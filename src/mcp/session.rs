@@ -40,7 +40,10 @@ impl SessionSigner {
     /// The token for `session_id` bound to `scope`.
     pub fn issue(&self, session_id: &str, scope: &str) -> String {
         let now = now_secs();
-        format!("{session_id}.{now}.{}", hex::encode(self.mac(session_id, scope, now)))
+        format!(
+            "{session_id}.{now}.{}",
+            hex::encode(self.mac(session_id, scope, now))
+        )
     }
 
     /// The session id inside a token, before any check (to derive the
@@ -70,7 +73,9 @@ impl SessionSigner {
 
     /// Seconds a verified session has left (the revocation marker's lifetime).
     pub fn remaining(&self, session: &Session) -> u64 {
-        (session.issued_at + self.ttl_secs).saturating_sub(now_secs()).max(1)
+        (session.issued_at + self.ttl_secs)
+            .saturating_sub(now_secs())
+            .max(1)
     }
 
     fn keyed(&self) -> HmacSha256 {
@@ -86,7 +91,11 @@ impl SessionSigner {
 
 fn feed(m: &mut HmacSha256, id: &str, scope: &str, issued_at: u64) {
     // Length-prefixed fields, so no two inputs share an encoding.
-    for part in [id.as_bytes(), scope.as_bytes(), issued_at.to_string().as_bytes()] {
+    for part in [
+        id.as_bytes(),
+        scope.as_bytes(),
+        issued_at.to_string().as_bytes(),
+    ] {
         m.update(&(part.len() as u64).to_be_bytes());
         m.update(part);
     }
@@ -107,7 +116,10 @@ mod tests {
     fn tokens_verify_only_for_their_principal() {
         let s = SessionSigner::new("0123456789abcdef", 60);
         let t = s.issue("abc", "key:acme:ops");
-        assert_eq!(s.verify(&t, "key:acme:ops").map(|x| x.id), Some("abc".into()));
+        assert_eq!(
+            s.verify(&t, "key:acme:ops").map(|x| x.id),
+            Some("abc".into())
+        );
         assert!(s.verify(&t, "key:globex:ops").is_none());
         assert!(s.verify(&t.replace("abc", "abd"), "key:acme:ops").is_none());
         let other = SessionSigner::new("another-secret-!!", 60);

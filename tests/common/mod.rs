@@ -76,12 +76,13 @@ impl Engine {
         std::thread::spawn(move || {
             use std::io::BufRead;
             let mut sent = false;
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-                if !sent {
-                    if let Some(i) = line.find("http://") {
-                        let _ = tx.send(line[i..].trim().to_string());
-                        sent = true;
-                    }
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if !sent && let Some(i) = line.find("http://") {
+                    let _ = tx.send(line[i..].trim().to_string());
+                    sent = true;
                 }
             }
         });
@@ -144,27 +145,52 @@ impl Engine {
         if let Some(t) = tenant {
             url.push_str(&format!("?tenant={t}"));
         }
-        let r = self.http.put(url).json(body).send().await.expect("put capability");
+        let r = self
+            .http
+            .put(url)
+            .json(body)
+            .send()
+            .await
+            .expect("put capability");
         assert!(r.status().is_success(), "put capability: {}", r.status());
     }
 
-    /// The engine's own description of a capability as a tenant sees it.
+    /// The engine's own description of a capability as a tenant sees it, in
+    /// the shape its admin `PUT` takes (the same in both dialects).
     pub async fn capability(&self, tenant: &str, name: &str) -> Value {
+        let b = dialect_b();
+        let (path, header, list, id) = if b {
+            ("/v2/registry/functions", "X-Org-Id", "functions", "id")
+        } else {
+            ("/api/v1/capabilities", "X-Tenant", "capabilities", "name")
+        };
         let v: Value = self
             .http
-            .get(format!("{}/api/v1/capabilities", self.url))
-            .header("X-Tenant", tenant)
+            .get(format!("{}{path}", self.url))
+            .header(header, tenant)
             .send()
             .await
             .expect("capabilities")
             .json()
             .await
             .expect("capabilities json");
-        v["capabilities"]
+        let found = v[list]
             .as_array()
-            .and_then(|a| a.iter().find(|c| c["name"] == name))
+            .and_then(|a| a.iter().find(|c| c[id] == name))
             .cloned()
-            .unwrap_or_else(|| panic!("capability {name} not visible to {tenant}"))
+            .unwrap_or_else(|| panic!("capability {name} not visible to {tenant}"));
+        if !b {
+            return found;
+        }
+        let effect = match found["impact"].as_str() {
+            Some("none") => "read",
+            Some("modify") => "write",
+            Some("remove") => "delete",
+            _ => "external",
+        };
+        json!({"name": found["id"], "title": found["label"], "doc": found["help"],
+            "params": found["input_schema"], "returns": found["output_schema"], "effect": effect,
+            "tags": found["labels"], "deprecated": found["retired"]})
     }
 
     pub async fn faults(&self, body: Value) {
@@ -176,6 +202,25 @@ impl Engine {
             .await
             .expect("faults");
         assert!(r.status().is_success());
+    }
+}
+
+/// Whether the suite runs against the engine's second REST dialect
+/// (`PILOTAGE_TEST_DIALECT=b`): the engine is started with `--dialect b` and
+/// the gateway gets the engine mapping and rule file of
+/// `deploy/gateway.dialect-b.toml`, configuration only.
+pub fn dialect_b() -> bool {
+    std::env::var("PILOTAGE_TEST_DIALECT").is_ok_and(|d| d == "b")
+}
+
+fn apply_dialect_b(cfg: &mut Config) {
+    let path = repo_path("deploy/gateway.dialect-b.toml");
+    let text = std::fs::read_to_string(&path).expect("read dialect-b config");
+    let b = Config::parse(&text, &path).expect("parse dialect-b config");
+    let rules = b.resolve(&b.languages[0].classifier);
+    cfg.engine.mapping = b.engine.mapping;
+    for lang in &mut cfg.languages {
+        lang.classifier = rules.display().to_string();
     }
 }
 
@@ -203,17 +248,20 @@ impl TestEnv {
         if let (Ok(gw), Ok(engine)) = (
             std::env::var("PILOTAGE_TEST_GATEWAY_URL"),
             std::env::var("PILOTAGE_TEST_ENGINE_URL"),
-        ) {
-            if config == "tests/configs/conformance.toml" {
-                return TestEnv {
-                    engine: Engine::external(engine),
-                    url: gw,
-                    gateway: None,
-                    external: true,
-                };
-            }
+        ) && config == "tests/configs/conformance.toml"
+        {
+            return TestEnv {
+                engine: Engine::external(engine),
+                url: gw,
+                gateway: None,
+                external: true,
+            };
         }
-        let engine = Engine::spawn(&[]);
+        let engine = if dialect_b() {
+            Engine::spawn(&["--dialect", "b"])
+        } else {
+            Engine::spawn(&[])
+        };
         Self::in_front_of(engine, config, tweak).await
     }
 
@@ -227,20 +275,28 @@ impl TestEnv {
         let text = std::fs::read_to_string(&path).expect("read test config");
         let mut cfg = Config::parse(&text, &path).expect("parse test config");
         cfg.engine.url = engine.url.clone();
+        if dialect_b() {
+            apply_dialect_b(&mut cfg);
+        }
         if let Ok(redis) = std::env::var("PILOTAGE_TEST_REDIS_URL") {
             cfg.store.redis_url = redis;
         }
         tweak(&mut cfg);
         let problems = cfg.validate();
         assert!(problems.is_empty(), "test config invalid: {problems:?}");
-        let app = pilotage_gateway::app::build(cfg).await.expect("build gateway");
+        let app = pilotage_gateway::app::build(cfg)
+            .await
+            .expect("build gateway");
         let gateway = app.gateway.clone();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
         tokio::spawn(async move {
-            let _ = axum::serve(listener, app.router).await;
+            // The app (with its file watcher) lives as long as the server.
+            let router = app.router.clone();
+            let _ = axum::serve(listener, router).await;
+            drop(app);
         });
         TestEnv {
             engine,
@@ -314,7 +370,11 @@ impl Mcp {
 
     /// POSTs a raw body; returns (HTTP status, headers, parsed JSON or Null).
     pub async fn raw(&self, body: &str) -> (u16, reqwest::header::HeaderMap, Value) {
-        let resp = self.request(body.to_string()).send().await.expect("POST /mcp");
+        let resp = self
+            .request(body.to_string())
+            .send()
+            .await
+            .expect("POST /mcp");
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let text = resp.text().await.expect("body");
@@ -324,7 +384,9 @@ impl Mcp {
 
     /// A JSON-RPC request; returns the whole response object.
     pub async fn rpc(&self, method: &str, params: Value) -> Value {
-        let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let (status, _, value) = self.raw(&body.to_string()).await;
         assert!(
@@ -346,7 +408,10 @@ impl Mcp {
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        assert!(self.session.is_some(), "initialize issued no Mcp-Session-Id");
+        assert!(
+            self.session.is_some(),
+            "initialize issued no Mcp-Session-Id"
+        );
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let (status, _, _) = self.raw(&note.to_string()).await;
         assert!(status < 300, "initialized notification: HTTP {status}");
@@ -360,12 +425,20 @@ impl Mcp {
 
     /// tools/call; panics on a JSON-RPC error (use `rpc` to observe those).
     pub async fn call(&self, tool: &str, args: Value) -> CallResult {
-        let r = self.rpc("tools/call", json!({"name": tool, "arguments": args})).await;
+        let r = self
+            .rpc("tools/call", json!({"name": tool, "arguments": args}))
+            .await;
         assert!(r.get("error").is_none(), "{tool}: carrier error {r}");
         let result = &r["result"];
         let structured = result["structuredContent"].clone();
-        assert!(structured.is_object(), "{tool}: no structuredContent in {r}");
-        let text = result["content"][0]["text"].as_str().unwrap_or("").to_string();
+        assert!(
+            structured.is_object(),
+            "{tool}: no structuredContent in {r}"
+        );
+        let text = result["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
         let call = CallResult {
             raw: r.clone(),
             is_error: result["isError"].as_bool().unwrap_or(false),
@@ -383,9 +456,9 @@ fn parse_body(text: &str) -> Value {
     }
     // An SSE-framed answer: take the last data line.
     text.lines()
+        .rev()
         .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str(d.trim()).ok())
-        .last()
+        .find_map(|d| serde_json::from_str(d.trim()).ok())
         .unwrap_or(Value::Null)
 }
 

@@ -6,10 +6,20 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread")]
 async fn pil_carrier_unknown_tool_b() {
     let (_env, c) = session().await;
-    let r = c.rpc("tools/call", json!({"name": "no_such_tool", "arguments": {}})).await;
+    let r = c
+        .rpc(
+            "tools/call",
+            json!({"name": "no_such_tool", "arguments": {}}),
+        )
+        .await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
     // A structural fault on an access tool is carrier-level too.
-    let r = c.rpc("tools/call", json!({"name": "pilotage_catalog", "arguments": {"language": "workflow/v1"}})).await;
+    let r = c
+        .rpc(
+            "tools/call",
+            json!({"name": "pilotage_catalog", "arguments": {"language": "workflow/v1"}}),
+        )
+        .await;
     assert_eq!(r["error"]["code"], -32602, "missing verb: {r}");
     let r = c.rpc("tools/call", json!({"name": "pilotage_catalog", "arguments": {"language": "workflow/v1", "verb": "list", "limit": "ten"}})).await;
     assert_eq!(r["error"]["code"], -32602, "wrong type: {r}");

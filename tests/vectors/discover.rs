@@ -29,15 +29,30 @@ async fn pil_discover_manifest_g() {
             ("execute", caps.get("execute").is_some_and(|v| v != false)),
             ("trace", caps.get("trace_fetch").is_some_and(|v| v != false)),
         ] {
-            assert_eq!(lp.get(stage).is_some(), declared, "{stage} in loop of {}", lang["name"]);
+            assert_eq!(
+                lp.get(stage).is_some(),
+                declared,
+                "{stage} in loop of {}",
+                lang["name"]
+            );
             if let Some(name) = lp[stage].as_str() {
-                assert!(tools.contains(&name.to_string()), "{name} not in tools/list");
+                assert!(
+                    tools.contains(&name.to_string()),
+                    "{name} not in tools/list"
+                );
             }
         }
         assert_eq!(lang["guides"], "pilotage_get_guide");
-        assert_eq!(lang["catalog"].as_str() == Some("pilotage_catalog"), caps.get("catalog").is_some());
+        assert_eq!(
+            lang["catalog"].as_str() == Some("pilotage_catalog"),
+            caps.get("catalog").is_some()
+        );
     }
-    assert_eq!(env.engine.digest("acme").await, before, "discover had a side effect");
+    assert_eq!(
+        env.engine.digest("acme").await,
+        before,
+        "discover had a side effect"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -50,8 +65,14 @@ async fn pil_discover_initmeta_g() {
     assert_shape(meta, "InitializeMetaValue");
     assert_shape(&meta["manifest"], "Manifest");
     let tool = c.call("pilotage_manifest", json!({})).await;
-    assert_eq!(meta["manifest"], tool.structured, "inline manifest equals the tool's");
-    assert!(init["capabilities"]["extensions"][EXT].is_object(), "extension declared");
+    assert_eq!(
+        meta["manifest"], tool.structured,
+        "inline manifest equals the tool's"
+    );
+    assert!(
+        init["capabilities"]["extensions"][EXT].is_object(),
+        "extension declared"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -78,7 +99,11 @@ async fn pil_coldstart_signposts_g() {
     let manifest = c.call("pilotage_manifest", json!({})).await.structured;
     for lang in manifest["languages"].as_array().unwrap() {
         let name = lang["name"].as_str().unwrap();
-        for (stage, word) in [("validate", "validate stage"), ("execute", "execute stage"), ("trace", "trace fetch stage")] {
+        for (stage, word) in [
+            ("validate", "validate stage"),
+            ("execute", "execute stage"),
+            ("trace", "trace fetch stage"),
+        ] {
             if let Some(tool) = lang["loop"][stage].as_str() {
                 let d = desc(tool);
                 assert!(d.contains(word) && d.contains(name), "{tool}: {d}");

@@ -19,7 +19,11 @@ pub fn error_kind(r: &CallResult) -> &str {
 
 /// Outcome status of an execute answer (never a request error).
 pub fn status(r: &CallResult) -> &str {
-    assert!(!r.is_error, "expected an outcome, got request error {}", r.structured);
+    assert!(
+        !r.is_error,
+        "expected an outcome, got request error {}",
+        r.structured
+    );
     r.structured["outcome"]["status"].as_str().unwrap_or("")
 }
 
@@ -27,23 +31,46 @@ pub fn status(r: &CallResult) -> &str {
 pub fn codes(r: &CallResult) -> Vec<String> {
     r.structured["diagnostics"]
         .as_array()
-        .map(|d| d.iter().filter_map(|x| x["code"].as_str().map(str::to_string)).collect())
+        .map(|d| {
+            d.iter()
+                .filter_map(|x| x["code"].as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 /// The closed diagnostic-code set, read from the closed-sets guide the
 /// server itself publishes.
 pub async fn closed_codes(c: &Mcp, language: &str) -> Vec<String> {
-    let index = c.call("pilotage_get_guide", json!({"language": language})).await;
+    let index = c
+        .call("pilotage_get_guide", json!({"language": language}))
+        .await;
     let id = index.structured["guides"]
         .as_array()
-        .and_then(|g| g.iter().find(|g| g["topics"].as_array().is_some_and(|t| t.iter().any(|x| x == "closed-sets"))))
+        .and_then(|g| {
+            g.iter().find(|g| {
+                g["topics"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|x| x == "closed-sets"))
+            })
+        })
         .and_then(|g| g["id"].as_str())
         .expect("closed-sets guide")
         .to_string();
-    let guide = c.call("pilotage_get_guide", json!({"language": language, "id": id})).await;
-    let body = guide.structured["guide"]["body"].as_str().expect("body").to_string();
-    let section = body.split("## Diagnostic codes").nth(1).expect("codes section");
+    let guide = c
+        .call(
+            "pilotage_get_guide",
+            json!({"language": language, "id": id}),
+        )
+        .await;
+    let body = guide.structured["guide"]["body"]
+        .as_str()
+        .expect("body")
+        .to_string();
+    let section = body
+        .split("## Diagnostic codes")
+        .nth(1)
+        .expect("codes section");
     let section = section.split("\n## ").next().unwrap_or(section);
     section
         .lines()
@@ -55,13 +82,22 @@ pub async fn closed_codes(c: &Mcp, language: &str) -> Vec<String> {
 
 /// validate → the answer.
 pub async fn validate(c: &Mcp, program: Value) -> CallResult {
-    c.call("validate_workflow", json!({"workflow": program})).await
+    c.call("validate_workflow", json!({"workflow": program}))
+        .await
 }
 
 /// The current catalog_version of the caller.
 pub async fn catalog_version(c: &Mcp) -> String {
-    let r = c.call("pilotage_catalog", json!({"language": LANG, "verb": "list"})).await;
-    r.structured["catalog_version"].as_str().expect("catalog_version").to_string()
+    let r = c
+        .call(
+            "pilotage_catalog",
+            json!({"language": LANG, "verb": "list"}),
+        )
+        .await;
+    r.structured["catalog_version"]
+        .as_str()
+        .expect("catalog_version")
+        .to_string()
 }
 
 /// Execute with mode immediate plus `extra` members.
@@ -86,7 +122,10 @@ pub fn base_id(id: &str) -> &str {
 pub fn assert_corresponds(plan: &Value, trace: &Value, complete: bool) {
     let steps = plan["steps"].as_array().expect("plan steps");
     let entries = trace["steps"].as_array().expect("trace steps");
-    let ids: Vec<&str> = entries.iter().map(|e| e["id"].as_str().unwrap_or("")).collect();
+    let ids: Vec<&str> = entries
+        .iter()
+        .map(|e| e["id"].as_str().unwrap_or(""))
+        .collect();
     let mut expected: Vec<&str> = steps
         .iter()
         .filter(|s| s.get("arm").is_none() && s.get("loop").is_none())
@@ -98,7 +137,10 @@ pub fn assert_corresponds(plan: &Value, trace: &Value, complete: bool) {
         let decisions = e["decisions"].as_array().cloned().unwrap_or_default();
         let branch_arm = steps.iter().any(|s| s["arm"]["branch"] == id);
         if branch_arm {
-            let took = decisions.first().and_then(|d| d["took"].as_str()).unwrap_or("");
+            let took = decisions
+                .first()
+                .and_then(|d| d["took"].as_str())
+                .unwrap_or("");
             for s in steps.iter().filter(|s| s["arm"]["branch"] == id) {
                 if s["arm"]["label"] == took {
                     expected.push(s["id"].as_str().unwrap_or(""));
@@ -109,7 +151,10 @@ pub fn assert_corresponds(plan: &Value, trace: &Value, complete: bool) {
         }
         let iterated = decisions.iter().any(|d| d["took"] == "continue");
         if iterated {
-            for s in steps.iter().filter(|s| s["loop"] == id && s.get("arm").is_none()) {
+            for s in steps
+                .iter()
+                .filter(|s| s["loop"] == id && s.get("arm").is_none())
+            {
                 expected.push(s["id"].as_str().unwrap_or(""));
             }
         }
@@ -117,12 +162,21 @@ pub fn assert_corresponds(plan: &Value, trace: &Value, complete: bool) {
     let bases: Vec<&str> = ids.iter().map(|i| base_id(i)).collect();
     if complete {
         for e in &expected {
-            assert!(bases.contains(e), "expected step {e} missing from trace {ids:?}");
+            assert!(
+                bases.contains(e),
+                "expected step {e} missing from trace {ids:?}"
+            );
         }
     }
     for b in &bases {
-        assert!(expected.contains(b), "trace entry {b} is not in the expected set {expected:?}");
-        assert!(!untaken.contains(b), "step {b} of an untaken arm appears in the trace");
+        assert!(
+            expected.contains(b),
+            "trace entry {b} is not in the expected set {expected:?}"
+        );
+        assert!(
+            !untaken.contains(b),
+            "step {b} of an untaken arm appears in the trace"
+        );
     }
     let mut seen = std::collections::HashSet::new();
     for id in &ids {

@@ -126,7 +126,11 @@ fn matches_query(entry: &Value, q: &str) -> bool {
         || entry
             .get("tags")
             .and_then(Value::as_array)
-            .is_some_and(|t| t.iter().filter_map(Value::as_str).any(|t| t.to_lowercase().contains(q)))
+            .is_some_and(|t| {
+                t.iter()
+                    .filter_map(Value::as_str)
+                    .any(|t| t.to_lowercase().contains(q))
+            })
 }
 
 fn encode_cursor(offset: usize, filter_hash: &str) -> String {
@@ -157,9 +161,16 @@ fn get(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
     }
 }
 
-async fn changed(gw: &Gateway, principal: &Principal, view: &CatalogView, args: &Args) -> ToolResult {
+async fn changed(
+    gw: &Gateway,
+    principal: &Principal,
+    view: &CatalogView,
+    args: &Args,
+) -> ToolResult {
     let Some(baseline) = args.str("catalog_version") else {
-        return Err(RequestError::invalid("verb 'changed_since' needs 'catalog_version'"));
+        return Err(RequestError::invalid(
+            "verb 'changed_since' needs 'catalog_version'",
+        ));
     };
     let changes = gw
         .catalog

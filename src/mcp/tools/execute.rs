@@ -31,7 +31,10 @@ pub async fn call(
     let outcome = &response["outcome"];
     let status = outcome["status"].as_str().unwrap_or("unknown");
     let summary = match outcome["error"].as_str() {
-        None => format!("{status} (run {})", response["run_id"].as_str().unwrap_or("")),
+        None => format!(
+            "{status} (run {})",
+            response["run_id"].as_str().unwrap_or("")
+        ),
         Some(e) => format!("{status}: {e}"),
     };
     Ok(Reply::new(response, summary))

@@ -58,8 +58,12 @@ pub fn call(gw: &Gateway, args: &Args) -> ToolResult {
                     json!({"guide": guide}),
                     format!("guide {id}, topic {topic}"),
                 )),
-                Err(e @ TopicError::UnknownGuide { .. }) => Err(RequestError::not_found(e.to_string())),
-                Err(e @ TopicError::UnknownTopic { .. }) => Err(RequestError::not_found(e.to_string())),
+                Err(e @ TopicError::UnknownGuide { .. }) => {
+                    Err(RequestError::not_found(e.to_string()))
+                }
+                Err(e @ TopicError::UnknownTopic { .. }) => {
+                    Err(RequestError::not_found(e.to_string()))
+                }
             }
         }
     }

@@ -59,7 +59,11 @@ impl Args {
 pub fn inapplicable(members: &[String], context: &str) -> RequestError {
     RequestError::invalid(format!(
         "{} not applicable {context}: remove {}",
-        if members.len() == 1 { "member is" } else { "members are" },
+        if members.len() == 1 {
+            "member is"
+        } else {
+            "members are"
+        },
         members
             .iter()
             .map(|m| format!("'{m}'"))

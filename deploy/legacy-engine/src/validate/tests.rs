@@ -181,23 +181,28 @@ fn capability_checks() {
 }
 
 #[test]
-fn unused_output_follows_results() {
-    // The loop's output is the result (no mapping, last step), and it is made of the
-    // body's last call: nothing is unused.
-    let problems = check(json!({"steps": [
+fn unused_output_is_any_read_call_no_expression_names() {
+    // The contract's rule, literally: the last step is still "unused" without a
+    // mapping, and so is a loop body's last call even when the loop output is used.
+    let problems = check(json!({"output": {"all": "$.steps.l.output"}, "steps": [
         {"id": "l", "kind": "for_each", "items": ["cus_1"], "as": "c", "do": [
             {"id": "g", "kind": "call", "capability": "crm.get_customer", "with": {"id": "$.item"}}
-        ]}
-    ]}));
-    assert_eq!(problems, vec![]);
-    // With a mapping that ignores it, the same call is unused.
-    let problems = check(json!({"output": {}, "steps": [
-        {"id": "g", "kind": "call", "capability": "crm.get_customer", "with": {"id": "cus_1"}}
+        ]},
+        {"id": "w", "kind": "call", "capability": "crm.set_tier", "with": {"id": "cus_1", "tier": "gold"}},
+        {"id": "f", "kind": "call", "capability": "crm.find_customer", "with": {"query": "a"}}
     ]}));
     assert_eq!(
         kinds(&problems),
-        vec![&Kind::UnusedOutput { step: "g".into() }]
+        vec![
+            &Kind::UnusedOutput { step: "g".into() },
+            &Kind::UnusedOutput { step: "f".into() }
+        ]
     );
+    let problems = check(json!({"steps": [
+        {"id": "g", "kind": "call", "capability": "crm.get_customer", "with": {"id": "cus_1"}},
+        {"id": "s", "kind": "set", "value": "$.steps.g.output.name"}
+    ]}));
+    assert_eq!(problems, vec![]);
 }
 
 #[test]

@@ -30,17 +30,6 @@ pub(super) struct Scope {
     pub loops: Vec<Frame>,
 }
 
-/// Where the output of a block's last step flows.
-#[derive(Clone, Copy)]
-pub(super) enum Parent<'s> {
-    /// The top-level block (its last step is the result when there is no mapping).
-    Top,
-    /// A branch or loop with this id.
-    Step(&'s str),
-    /// A branch or loop without an id: the flow cannot be followed.
-    Lost,
-}
-
 pub(super) struct Walker<'a> {
     pub env: &'a Env<'a>,
     pub workflow: &'a Value,
@@ -87,31 +76,21 @@ impl<'a> Walker<'a> {
             Some(_) => self.push_bare(Kind::BadInputSchema),
         }
         let mut scope = Scope::default();
-        self.walk_block(steps, &Where::root().key("steps"), &mut scope, Parent::Top);
-        let has_mapping = match self.workflow.get("output") {
-            None | Some(Value::Null) => false,
+        self.walk_block(steps, &Where::root().key("steps"), &mut scope);
+        match self.workflow.get("output") {
+            None | Some(Value::Null) => {}
             Some(mapping @ Value::Object(_)) => {
-                self.check_value_exprs(mapping, &Where::root().key("output"), "output", &scope);
-                true
+                self.check_value_exprs(mapping, &Where::root().key("output"), "output", &scope)
             }
-            Some(_) => {
-                self.push_bare(Kind::BadOutputMapping);
-                true
-            }
-        };
-        self.unused_outputs(has_mapping);
+            Some(_) => self.push_bare(Kind::BadOutputMapping),
+        }
+        self.unused_outputs();
         self.problems
     }
 
     /// Walks one block; returns the ids it exposes to whatever follows its
     /// enclosing branch (its own steps plus, transparently, its arms' steps).
-    pub fn walk_block(
-        &mut self,
-        steps: &'a [Value],
-        at: &Where,
-        scope: &mut Scope,
-        parent: Parent<'_>,
-    ) -> Vec<String> {
+    pub fn walk_block(&mut self, steps: &'a [Value], at: &Where, scope: &mut Scope) -> Vec<String> {
         let mut exports = Vec::new();
         for (k, step) in steps.iter().enumerate() {
             let here = at.index(k);
@@ -123,9 +102,6 @@ impl<'a> Walker<'a> {
             let name = id.clone().unwrap_or_else(|| format!("#{}", k + 1));
             let arm_exports = self.check_step(step, &here, &name, id.as_deref(), scope);
             if let Some(id) = &id {
-                if k + 1 == steps.len() {
-                    self.flow.record_last(id, parent);
-                }
                 scope.visible.insert(id.clone());
                 exports.push(id.clone());
             }
@@ -182,9 +158,9 @@ impl<'a> Walker<'a> {
                 }
                 Vec::new()
             }
-            "branch" => self.check_branch(step, here, name, id, scope),
+            "branch" => self.check_branch(step, here, name, scope),
             "for_each" => {
-                self.check_for_each(step, here, name, id, scope);
+                self.check_for_each(step, here, name, scope);
                 Vec::new()
             }
             _ => {
@@ -199,7 +175,6 @@ impl<'a> Walker<'a> {
         step: &'a Value,
         here: &Where,
         name: &str,
-        id: Option<&str>,
         scope: &Scope,
     ) -> Vec<String> {
         let when = step.get("when").filter(|v| !v.is_null());
@@ -218,27 +193,19 @@ impl<'a> Walker<'a> {
         if let Some(when) = when {
             self.check_condition(when, &here.key("when"), name, scope);
         }
-        let parent = id.map_or(Parent::Lost, Parent::Step);
         let mut exports = Vec::new();
         for (key, arm) in [("then", then), ("else", otherwise)] {
             if let Some(Value::Array(list)) = arm {
                 // Each arm starts from the scope before the branch: the `else` arm
                 // does not see the `then` arm.
                 let mut arm_scope = scope.clone();
-                exports.extend(self.walk_block(list, &here.key(key), &mut arm_scope, parent));
+                exports.extend(self.walk_block(list, &here.key(key), &mut arm_scope));
             }
         }
         exports
     }
 
-    fn check_for_each(
-        &mut self,
-        step: &'a Value,
-        here: &Where,
-        name: &str,
-        id: Option<&str>,
-        scope: &Scope,
-    ) {
+    fn check_for_each(&mut self, step: &'a Value, here: &Where, name: &str, scope: &Scope) {
         let items = step.get("items").filter(|v| !v.is_null());
         let items_ok = match items {
             Some(Value::String(text)) => is_expression(text),
@@ -270,9 +237,8 @@ impl<'a> Walker<'a> {
                 id: name.to_owned(),
                 as_name: as_name.map(str::to_owned),
             });
-            let parent = id.map_or(Parent::Lost, Parent::Step);
             // A closed body: nothing it declares is exported past the loop.
-            self.walk_block(list, &here.key("do"), &mut body_scope, parent);
+            self.walk_block(list, &here.key("do"), &mut body_scope);
         }
     }
 }

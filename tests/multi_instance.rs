@@ -119,7 +119,7 @@ fn spawn_redis(port: u16) -> Option<Child> {
         if let Ok(Some(_)) = child.try_wait() {
             return None;
         }
-        if answers_ping(port) {
+        if is_our_server(port, child.id()) {
             return Some(child);
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -129,16 +129,29 @@ fn spawn_redis(port: u16) -> Option<Child> {
     None
 }
 
-fn answers_ping(port: u16) -> bool {
+/// Whether the Redis answering on `port` is the process `pid` (and not, say,
+/// another test's server that took the port first).
+fn is_our_server(port: u16, pid: u32) -> bool {
     let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    if stream.write_all(b"PING\r\n").is_err() {
+    if stream.write_all(b"INFO server\r\n").is_err() {
         return false;
     }
-    let mut buf = [0u8; 1];
-    stream.read_exact(&mut buf).is_ok() && buf[0] == b'+'
+    let wanted = format!("process_id:{pid}\r\n");
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buf[..n]);
+        if String::from_utf8_lossy(&seen).contains(&wanted) {
+            return true;
+        }
+    }
+    false
 }
 
 fn free_port() -> u16 {
@@ -153,7 +166,11 @@ fn free_port() -> u16 {
 /// One `pilotage-gateway serve` process, killed on drop. Its log (stderr) goes
 /// to a temporary file that is removed unless the test failed.
 struct Gateway {
+    /// Role in the test (gw1, gw2, ...).
     name: String,
+    /// `PILOTAGE_INSTANCE`: the name plus a nonce, unique on this machine, so
+    /// a readiness probe cannot mistake another process on the port for this one.
+    instance: String,
     child: Option<Child>,
     port: u16,
     log: PathBuf,
@@ -172,6 +189,7 @@ impl Gateway {
                 std::process::id()
             ));
             let file = std::fs::File::create(&log).expect("create gateway log");
+            let instance = format!("{name}-{}-{port}-{attempt}", std::process::id());
             let child = Command::new(env!("CARGO_BIN_EXE_pilotage-gateway"))
                 .arg("serve")
                 .arg("--config")
@@ -179,7 +197,7 @@ impl Gateway {
                 .env("PILOTAGE_LISTEN", format!("127.0.0.1:{port}"))
                 .env("PILOTAGE_REDIS_URL", redis_url)
                 .env("PILOTAGE_ENGINE_URL", engine_url)
-                .env("PILOTAGE_INSTANCE", name)
+                .env("PILOTAGE_INSTANCE", &instance)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(file)
@@ -187,6 +205,7 @@ impl Gateway {
                 .expect("start pilotage-gateway");
             let mut gw = Gateway {
                 name: name.to_string(),
+                instance,
                 child: Some(child),
                 port,
                 log,
@@ -202,9 +221,9 @@ impl Gateway {
         panic!("gateway {name} did not start after 5 attempts; last log:\n{last_log}");
     }
 
-    /// Waits until `/readyz` answers 200: `true`; `false` if the process
-    /// exited first. Panics (with the log) if it is neither ready nor dead
-    /// within the bound.
+    /// Waits until this process answers `/readyz` with 200: `true`; `false`
+    /// if it exited first or another process holds the port. Panics (with
+    /// the log) if it is neither ready nor dead within the bound.
     async fn wait_ready(&mut self) -> bool {
         let deadline = Instant::now() + BOUND;
         while Instant::now() < deadline {
@@ -213,8 +232,9 @@ impl Gateway {
             {
                 return false;
             }
-            if self.readyz().await == Some(200) {
-                return true;
+            if let Some((200, body)) = self.readyz_answer().await {
+                // Another process on the port means ours cannot bind it.
+                return body["instance"] == self.instance.as_str();
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -235,12 +255,18 @@ impl Gateway {
 
     /// The HTTP status of `/readyz`, or `None` when nothing answers.
     async fn readyz(&self) -> Option<u16> {
-        http()
+        self.readyz_answer().await.map(|(status, _)| status)
+    }
+
+    /// Status and JSON body of `/readyz`.
+    async fn readyz_answer(&self) -> Option<(u16, Value)> {
+        let r = http()
             .get(format!("{}/readyz", self.base()))
             .send()
             .await
-            .ok()
-            .map(|r| r.status().as_u16())
+            .ok()?;
+        let status = r.status().as_u16();
+        Some((status, r.json().await.unwrap_or(Value::Null)))
     }
 
     /// `pilotage_mcp_requests_total` of this instance.
@@ -253,7 +279,10 @@ impl Gateway {
             .text()
             .await
             .expect("metrics body");
-        let series = format!("pilotage_mcp_requests_total{{instance=\"{}\"}}", self.name);
+        let series = format!(
+            "pilotage_mcp_requests_total{{instance=\"{}\"}}",
+            self.instance
+        );
         text.lines()
             .find_map(|l| l.strip_prefix(&series))
             .and_then(|v| v.trim().parse().ok())

@@ -54,9 +54,9 @@ impl Authenticator {
         }
     }
 
-    /// The principal of a request: its bearer key if any; otherwise the
-    /// anonymous principal of `session` (or the shared anonymous principal of
-    /// a sessionless request) when anonymous access is on.
+    /// The principal of a request: its bearer key if any; otherwise, when
+    /// anonymous access is on, the anonymous principal of `session`, or a
+    /// fresh one for a sessionless request.
     pub fn principal(
         &self,
         bearer: Option<&str>,
@@ -71,8 +71,15 @@ impl Authenticator {
             });
         }
         let tenant = self.anonymous_tenant.as_ref().ok_or(AuthError::Missing)?;
+        // Without a session nothing ties two anonymous requests together, so
+        // each is a principal of its own: what it stores stays unreachable to
+        // every other caller.
+        let owner = match session {
+            Some(id) => id.to_string(),
+            None => format!("request-{:032x}", rand::random::<u128>()),
+        };
         Ok(Principal {
-            scope: format!("anon:{tenant}:{}", session.unwrap_or("stateless")),
+            scope: format!("anon:{tenant}:{owner}"),
             tenant: tenant.clone(),
         })
     }
@@ -121,5 +128,11 @@ mod tests {
         assert_eq!(s1.tenant, "acme");
         assert_ne!(s1.scope, s2.scope);
         assert_eq!(auth(false).principal(None, None), Err(AuthError::Missing));
+        let lone1 = a.principal(None, None).unwrap();
+        let lone2 = a.principal(None, None).unwrap();
+        assert_ne!(
+            lone1.scope, lone2.scope,
+            "sessionless anonymous requests share nothing"
+        );
     }
 }

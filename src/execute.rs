@@ -702,24 +702,25 @@ async fn write_with_retry(
     record: &Value,
     ttl: Duration,
 ) -> Result<(), StoreError> {
+    const ATTEMPTS: u32 = 4;
     let mut delay = Duration::from_millis(100);
-    let mut last = None;
-    for _ in 0..4 {
+    let mut attempt = 1;
+    loop {
         match gw
             .store
             .put_run(&principal.scope, run_id, record, ttl)
             .await
         {
             Ok(()) => return Ok(()),
+            Err(e) if attempt == ATTEMPTS => return Err(e),
             Err(e) => {
-                tracing::warn!(%run_id, error = %e, "run record write failed; retrying");
-                last = Some(e);
+                tracing::warn!(%run_id, attempt, error = %e, "run record write failed; retrying");
                 tokio::time::sleep(delay).await;
                 delay *= 4;
+                attempt += 1;
             }
         }
     }
-    Err(last.unwrap_or_else(|| StoreError::Unavailable("no attempt".into())))
 }
 
 fn replay_or_conflict(recorded: &str, ours: &str, response: Value) -> Result<Value, RequestError> {

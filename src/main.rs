@@ -1,7 +1,7 @@
 //! `pilotage-gateway`: serve, demo, check-config, classify.
 
 use clap::{Parser, Subcommand};
-use pilotage_gateway::{app, cli, config::Config};
+use pilotage_gateway::{cli, config::Config};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -68,23 +68,10 @@ fn main() -> ExitCode {
 }
 
 async fn serve(path: &std::path::Path) -> ExitCode {
-    let config = match Config::load(path) {
-        Ok(c) => c,
+    match Config::load(path) {
+        Ok(config) => cli::run_server(config).await,
         Err(e) => {
             eprintln!("{e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match app::build(config).await {
-        Ok(app) => match app::serve(app).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("server error: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Err(e) => {
-            eprintln!("cannot start: {e}");
             ExitCode::FAILURE
         }
     }

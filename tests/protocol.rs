@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{ACME_AUDIT, ACME_OPS, Mcp, TestEnv, assert_shape, valid_program};
+use common::{ACME_AUDIT, ACME_OPS, Mcp, TestEnv, assert_shape, nested, valid_program};
 use serde_json::{Value, json};
 
 const EXT: &str = "io.github.jafarsa0/pilotage";
@@ -176,16 +176,6 @@ async fn unknown_keys_are_refused_at_http_level() {
             .unwrap()
             .contains("API key")
     );
-}
-
-/// A program nested `depth` branches deep (each level adds three JSON levels).
-fn nested(depth: usize) -> Value {
-    let mut inner = json!([{"id": "leaf", "kind": "set", "value": 1}]);
-    for i in 0..depth {
-        inner = json!([{"id": format!("b{i}"), "kind": "branch",
-            "when": {"op": "eq", "left": 1, "right": 1}, "then": inner}]);
-    }
-    json!({"steps": inner})
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,7 +2,6 @@
 //! names, waits until it answers, then serves the gateway in front of it. One
 //! command to try the whole loop with the embedded store.
 
-use crate::app;
 use crate::config::Config;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
@@ -63,19 +62,7 @@ pub async fn run(config_path: &Path, engine_bin: Option<PathBuf>) -> ExitCode {
         "demo: legacy engine at {}, gateway MCP endpoint at http://{}/mcp",
         config.engine.url, config.server.listen
     );
-    let code = match app::build(config).await {
-        Ok(app) => match app::serve(app).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("server error: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Err(e) => {
-            eprintln!("cannot start: {e}");
-            ExitCode::FAILURE
-        }
-    };
+    let code = super::run_server(config).await;
     let _ = child.kill().await;
     code
 }

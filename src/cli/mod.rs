@@ -1,5 +1,5 @@
 //! Command-line entry points other than `serve`, and the process-wide pieces
-//! `main` sets up (logging).
+//! `main` sets up (logging, the server's life).
 
 pub mod check_config;
 pub mod classify;
@@ -16,4 +16,23 @@ pub fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+/// Builds the application and serves it until shutdown; start-up failures
+/// are printed for the operator.
+pub async fn run_server(config: crate::config::Config) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    match crate::app::build(config).await {
+        Ok(app) => match crate::app::serve(app).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("server error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Err(e) => {
+            eprintln!("cannot start: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

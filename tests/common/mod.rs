@@ -524,3 +524,13 @@ pub fn write_program(tier: &str) -> Value {
         {"id": "set", "kind": "call", "capability": "crm.set_tier", "with": {"id": "cus_3", "tier": tier}}
     ], "output": {"tier": "$.steps.set.output.tier"}})
 }
+
+/// A program nested `depth` branches deep (each level adds three JSON levels).
+pub fn nested(depth: usize) -> Value {
+    let mut inner = json!([{"id": "leaf", "kind": "set", "value": 1}]);
+    for i in 0..depth {
+        inner = json!([{"id": format!("b{i}"), "kind": "branch",
+            "when": {"op": "eq", "left": 1, "right": 1}, "then": inner}]);
+    }
+    json!({"steps": inner})
+}

@@ -1,6 +1,6 @@
 //! Validate vectors (Part II §5.5, §6.4, §10.1).
 
-use crate::common::{LANG, assert_shape, valid_program, write_program};
+use crate::common::{LANG, assert_shape, nested, valid_program, write_program};
 use crate::support::{closed_codes, codes, error_kind, session, validate};
 use serde_json::{Value, json};
 
@@ -167,16 +167,6 @@ async fn pil_validate_context_missing_b() {
         )
         .await;
     assert_eq!(ok.structured["valid"], true, "{}", ok.structured);
-}
-
-/// A program nested `depth` branches deep.
-pub fn nested(depth: usize) -> Value {
-    let mut inner = json!([{"id": "leaf", "kind": "set", "value": 1}]);
-    for i in 0..depth {
-        inner = json!([{"id": format!("b{i}"), "kind": "branch",
-            "when": {"op": "eq", "left": 1, "right": 1}, "then": inner}]);
-    }
-    json!({"steps": inner})
 }
 
 #[tokio::test(flavor = "multi_thread")]

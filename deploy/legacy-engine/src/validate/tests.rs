@@ -182,7 +182,7 @@ fn capability_checks() {
 
 #[test]
 fn unused_output_is_any_read_call_no_expression_names() {
-    // The contract's rule, literally: the last step is still "unused" without a
+    // The documented rule, literally: the last step is still "unused" without a
     // mapping, and so is a loop body's last call even when the loop output is used.
     let problems = check(json!({"output": {"all": "$.steps.l.output"}, "steps": [
         {"id": "l", "kind": "for_each", "items": ["cus_1"], "as": "c", "do": [

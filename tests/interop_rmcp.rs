@@ -116,7 +116,10 @@ async fn connect(
     )
     .with_protocol_version(revision.clone());
     let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url.to_string()),
+        // An API key principal: the fetch door needs a principal that outlives
+        // one request, and 2026-07-28 has no sessions.
+        StreamableHttpClientTransportConfig::with_uri(url.to_string())
+            .auth_header(common::ACME_OPS),
     );
     let started = if revision.has_initialize() {
         config.serve(transport).await

@@ -27,6 +27,7 @@ import importlib.metadata
 import sys
 from typing import Any
 
+import httpx2
 from mcp import Client
 from mcp.client import advertise
 from mcp.client.streamable_http import streamable_http_client
@@ -94,9 +95,19 @@ class Progress:
         print(f"SDK={SDK} revision={self.revision} step={self.step} ok", flush=True)
 
 
+# An API key principal (tests/configs/conformance.toml): the trace fetch door
+# needs a principal that outlives one request, and 2026-07-28 has no sessions.
+AUTH = {"Authorization": "Bearer acme-ops-key"}
+
+
 async def steps(url: str, revision: str, p: Progress) -> None:
+    async with httpx2.AsyncClient(headers=AUTH, timeout=httpx2.Timeout(30, read=300)) as http:
+        await run_steps(url, revision, p, http)
+
+
+async def run_steps(url: str, revision: str, p: Progress, http: httpx2.AsyncClient) -> None:
     client = Client(
-        streamable_http_client(url),
+        streamable_http_client(url, http_client=http),
         mode=MODES[revision],
         extensions=[advertise(EXT, {})],
         client_info=Implementation(name="pilotage-interop-py", version="1"),

@@ -37,6 +37,12 @@ function check(cond, message) {
   if (!cond) throw new Error(message);
 }
 
+/**
+ * An API key principal (tests/configs/conformance.toml): the trace fetch door
+ * needs a principal that outlives one request, and 2026-07-28 has no sessions.
+ */
+const AUTH = { headers: { Authorization: 'Bearer acme-ops-key' } };
+
 /** One SDK package: how to connect at a revision, and its own error type. */
 const SDKS = [
   {
@@ -47,7 +53,7 @@ const SDKS = [
       const { StreamableHTTPClientTransport } = await import(
         '@modelcontextprotocol/sdk/client/streamableHttp.js'
       );
-      const transport = new StreamableHTTPClientTransport(new URL(url));
+      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: AUTH });
       const client = new Client(
         { name: 'pilotage-interop-ts-v1', version: '1' },
         { capabilities: { extensions: { [EXT]: {} } } },
@@ -87,7 +93,7 @@ const SDKS = [
         supportedProtocolVersions: [revision],
       };
       if (revision >= '2026-07-28') options.versionNegotiation = { mode: 'auto' };
-      const transport = new StreamableHTTPClientTransport(new URL(url));
+      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: AUTH });
       const client = new Client({ name: 'pilotage-interop-ts-v2', version: '1' }, options);
       await client.connect(transport, { timeout: TIMEOUT_MS });
       return {

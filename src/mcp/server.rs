@@ -11,7 +11,7 @@ use crate::gateway::Gateway;
 use crate::pilotage::{EXTENSION_ID, VERSION};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, Tool,
+    PaginatedRequestParams, ProtocolVersion, ResultType, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -139,7 +139,11 @@ fn envelope(result: tools::ToolResult) -> CallToolResult {
         "structuredContent": structured,
         "isError": is_error,
     });
-    serde_json::from_value(value).unwrap_or_else(|_| CallToolResult::success(Vec::new()))
+    let mut result: CallToolResult =
+        serde_json::from_value(value).unwrap_or_else(|_| CallToolResult::success(Vec::new()));
+    // Required on 2026-07-28; rmcp removes it for older revisions.
+    result.result_type = Some(ResultType::COMPLETE);
+    result
 }
 
 impl ServerHandler for PilotageServer {
@@ -152,8 +156,9 @@ impl ServerHandler for PilotageServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        serde_json::from_value(json!({"tools": self.inner.tools}))
-            .map_err(|e| McpError::internal_error(e.to_string(), None))
+        // `with_all_items` sets `resultType`, which revision 2026-07-28 requires
+        // (rmcp drops it again for older peers).
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
     }
 
     /// The revisions the Pilotage binding supports (Part III: 2025-06-18 and later).

@@ -246,3 +246,39 @@ async fn health_and_readiness_follow_the_engine() {
         .await;
     assert_eq!(r.structured["error"]["kind"], "internal");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessionless_anonymous_requests_share_nothing() {
+    let env = TestEnv::start().await;
+    let run = stateless(
+        &env.url,
+        "tools/call",
+        json!({"name": "run_workflow", "arguments": {"workflow": valid_program(), "mode": "immediate",
+            "input": {"id": "cus_1"}, "store": true}}),
+        Some("run_workflow"),
+    )
+    .await;
+    let run_id = run["result"]["structuredContent"]["run_id"].clone();
+    assert!(run_id.is_string(), "{run}");
+    let fetch = stateless(
+        &env.url,
+        "tools/call",
+        json!({"name": "trace_workflow", "arguments": {"run_id": run_id}}),
+        Some("trace_workflow"),
+    )
+    .await;
+    assert_eq!(
+        fetch["result"]["structuredContent"]["error"]["kind"], "not_found",
+        "{fetch}"
+    );
+    // The same runs are reachable through an API key, across requests.
+    let keyed = Mcp::new(&env.url, Some(ACME_OPS));
+    let r = keyed
+        .call("run_workflow", json!({"workflow": valid_program(), "mode": "immediate", "input": {"id": "cus_1"}, "store": true}))
+        .await;
+    let again = Mcp::new(&env.url, Some(ACME_OPS));
+    let f = again
+        .call("trace_workflow", json!({"run_id": r.structured["run_id"]}))
+        .await;
+    assert!(!f.is_error, "{}", f.structured);
+}

@@ -72,7 +72,7 @@ pub enum DiscoveryError {
         "the server offers no `pilotage_manifest` tool: it is not a Pilotage server, and the Host will not infer Pilotage from similar tool names"
     )]
     NotPilotage,
-    #[error("`pilotage_manifest` failed with request error {}: {}", .0.reported, .0.message)]
+    #[error("`pilotage_manifest` failed with request error {}: {}", .0.kind.name(), .0.message)]
     ManifestRequest(RequestError),
     #[error("the manifest is unusable: {0}")]
     Manifest(#[from] ManifestError),

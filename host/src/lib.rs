@@ -14,6 +14,8 @@ pub mod cli;
 pub mod commands;
 pub mod connect;
 pub mod discovery;
+#[cfg(test)]
+mod fake;
 pub mod gate;
 pub mod guide_cache;
 pub mod learn;

@@ -89,10 +89,24 @@ impl Default for Timeouts {
 pub enum CallError {
     #[error(transparent)]
     Transport(#[from] TransportError),
-    #[error("request error {}: {}", .0.reported, .0.message)]
+    #[error("request error {}: {}", request_kind(.0), .0.message)]
     Request(crate::values::RequestError),
     #[error("{tool} answered without the expected structuredContent ({what})")]
     Malformed { tool: String, what: String },
+}
+
+/// How a request error's kind is shown: the kind the Host acts on, and the
+/// server's own word when it was not a known kind.
+fn request_kind(e: &crate::values::RequestError) -> String {
+    if e.kind_was_unknown() {
+        format!(
+            "{} (the server said {:?}, which is not a known kind)",
+            e.kind.name(),
+            e.reported
+        )
+    } else {
+        e.kind.name().to_string()
+    }
 }
 
 /// Calls a tool and returns its `structuredContent`, routing `isError`

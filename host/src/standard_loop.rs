@@ -339,3 +339,6 @@ fn execute_arguments(
 fn new_key() -> String {
     format!("pilotage-{:032x}", rand::random::<u128>())
 }
+
+#[cfg(test)]
+mod tests;

@@ -120,8 +120,7 @@ pub fn risk(a: &Assessment) -> String {
         if i.hints.open_world != Some(false) {
             flags.push("openWorld");
         }
-        let _ = writeln!(
-            s,
+        let line = format!(
             "  {:<12} {:<26} {:<12}{}{}",
             i.id,
             i.calls
@@ -139,6 +138,7 @@ pub fn risk(a: &Assessment) -> String {
                 .map(|p| format!("  ({p})"))
                 .unwrap_or_default(),
         );
+        let _ = writeln!(s, "{}", line.trim_end());
     }
     s
 }
@@ -206,7 +206,8 @@ pub fn trace(t: &Value, style: Style) -> String {
             .and_then(Value::as_u64)
             .map(|m| format!("{m} ms"))
             .unwrap_or_default();
-        let _ = writeln!(s, "  {id:<14} {calls:<28} {status:<10} {ms}");
+        let line = format!("  {id:<14} {calls:<28} {status:<10} {ms}");
+        let _ = writeln!(s, "{}", line.trim_end());
         if let Some(e) = step
             .get("outcome")
             .and_then(|o| o.get("error"))

@@ -201,7 +201,7 @@ async fn run(
         Box::new(t)
     } else {
         Box::new(NoApprover(
-            "no terminal to ask for approval (stdin/stderr are not a terminal) and --approve was not given".into(),
+            "no terminal to ask for approval (stdin/stderr are not a terminal) and --approve was not given; approve with --approve, or run on a terminal to confirm interactively".into(),
         ))
     };
     let server = match McpConnection::connect(url, key, timeouts).await {

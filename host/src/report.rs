@@ -57,6 +57,10 @@ pub enum Event<'a> {
         answer: &'a Value,
         valid: bool,
     },
+    /// The risk picture of a valid program, before the gate decides.
+    Risk {
+        assessment: &'a Assessment,
+    },
     Gate {
         assessment: &'a Assessment,
         /// `None` when no approval was needed.
@@ -112,6 +116,7 @@ impl Reporter for Recorder {
             Event::Guide(g) => format!("guide {} cached={}", g.meta.id, g.cached),
             Event::NoCoreGuide { .. } => "no core guide".into(),
             Event::Validated { round, valid, .. } => format!("validated {round} valid={valid}"),
+            Event::Risk { assessment } => format!("risk {:?}", assessment.basis),
             Event::Gate {
                 assessment,
                 approval,

@@ -164,6 +164,9 @@ async fn run_inner<S: PilotageServer>(
 
         // 6. gate
         let assessment = assess(server, &chosen, &validation, spec.timeouts).await;
+        out.event(Event::Risk {
+            assessment: &assessment,
+        });
         let approval = assessment.requires_approval().then(|| {
             approver.approve(&ApprovalRequest {
                 language: &chosen.language.name,

@@ -74,6 +74,8 @@ impl<O: Write> Reporter for JsonReporter<O> {
                     json!({"round": round, "valid": valid, "answer": answer}),
                 );
             }
+            // The gate event carries the same assessment with the decision.
+            Event::Risk { .. } => {}
             Event::Gate {
                 assessment,
                 approval,

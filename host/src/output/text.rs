@@ -114,11 +114,11 @@ impl<O: Write, E: Write> Reporter for TextReporter<O, E> {
                 }
                 write!(self.out, "{s}")
             }
+            Event::Risk { assessment } => write!(self.out, "{}", super::risk(assessment)),
             Event::Gate {
                 assessment,
                 approval,
             } => {
-                let _ = write!(self.out, "{}", super::risk(assessment));
                 let reasons = assessment.reasons.join("; ");
                 match approval {
                     None => writeln!(
@@ -132,7 +132,7 @@ impl<O: Write, E: Write> Reporter for TextReporter<O, E> {
                     ),
                     Some(Approval::Refused(why)) => writeln!(
                         self.err,
-                        "{}: approval required before execute ({reasons}). The execute request was NOT sent: {why}.\n{UNVERIFIED_NOTICE}\nApprove with --approve, or run on a terminal to confirm interactively.",
+                        "{}: approval required before execute ({reasons}). The execute request was NOT sent: {why}.\n{UNVERIFIED_NOTICE}",
                         st.bad("refused")
                     ),
                 }

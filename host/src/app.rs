@@ -61,22 +61,24 @@ pub async fn main(cli: Cli) -> u8 {
     let language = conn.language.as_deref();
     let key = conn.key.as_deref();
 
-    if let Command::Run(args) = &cli.command {
-        return run(
-            url,
-            key,
-            language,
-            args,
-            timeouts,
-            cache.as_ref(),
-            conn.json,
-            style,
-        )
-        .await;
-    }
-    let server = match McpConnection::connect(url, key, timeouts).await {
-        Ok(s) => s,
-        Err(e) => return print_stopped(conn.json, &Stopped::new("connect", e)),
+    let server = match &cli.command {
+        Command::Run(args) => {
+            return run(
+                url,
+                key,
+                language,
+                args,
+                timeouts,
+                cache.as_ref(),
+                conn.json,
+                style,
+            )
+            .await;
+        }
+        _ => match McpConnection::connect(url, key, timeouts).await {
+            Ok(s) => s,
+            Err(e) => return print_stopped(conn.json, &Stopped::new("connect", e)),
+        },
     };
     let result = match &cli.command {
         Command::Trace { run_id, level } => {
@@ -101,7 +103,8 @@ pub async fn main(cli: Cli) -> u8 {
             };
             commands::catalog::run(&server, language, &f, timeouts).await
         }
-        Command::Run(_) => unreachable!("handled above"),
+        // Returned above; kept total so no path can panic.
+        Command::Run(_) => Err(Stopped::new("dispatch", "run is handled on its own")),
     };
     server.close().await;
     match result {

@@ -84,6 +84,7 @@ async fn pil_client_gate_destructive_b() {
                 .is_some_and(|n| n.contains("unverified"))
         );
         assert!(doc.get("executions").is_none(), "{doc}");
+        assert_eq!(env.front.count("tools/call validate_workflow"), 2);
         assert_eq!(env.front.count("tools/call run_workflow"), 0);
         assert_eq!(env.engine.runs_and_digest("acme").await, before);
 

@@ -200,7 +200,7 @@ async fn run(
     // policy on the command line, or a person at a terminal.
     let mut approver: Box<dyn Approver> = if args.approve {
         Box::new(PolicyApproval)
-    } else if let Some(t) = TerminalApprover::detect() {
+    } else if let Some(t) = TerminalApprover::detect(args.file.as_os_str() == "-") {
         Box::new(t)
     } else {
         Box::new(NoApprover(

@@ -16,12 +16,13 @@ pub struct TerminalApprover {
 
 impl TerminalApprover {
     /// A terminal approver when a person is there to answer; `None`
-    /// otherwise (the caller then refuses).
-    pub fn detect() -> Option<TerminalApprover> {
+    /// otherwise (the caller then refuses). `stdin_taken`: the program was
+    /// read from stdin, so answers come from `/dev/tty` only.
+    pub fn detect(stdin_taken: bool) -> Option<TerminalApprover> {
         if !std::io::stderr().is_terminal() {
             return None;
         }
-        if std::io::stdin().is_terminal() {
+        if !stdin_taken && std::io::stdin().is_terminal() {
             return Some(TerminalApprover {
                 answers: Box::new(BufReader::new(std::io::stdin())),
                 prompt: Box::new(std::io::stderr()),

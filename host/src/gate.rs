@@ -166,9 +166,9 @@ impl Assessment {
                     .and_then(Value::as_str)
                     .map(str::to_string),
                 hints: h,
-                place: entry
-                    .is_none()
-                    .then(|| "not found in the catalog".to_string()),
+                place: entry.is_none().then(|| {
+                    "not in the catalog, or the lookup failed: treated as risky".to_string()
+                }),
             });
         }
         Assessment {

@@ -103,12 +103,14 @@ pub trait Reporter {
 }
 
 /// Keeps a copy of every event's essentials; for tests.
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub struct Recorder {
     pub lines: Vec<String>,
     pub exit: Option<Exit>,
 }
 
+#[cfg(test)]
 impl Reporter for Recorder {
     fn event(&mut self, event: Event<'_>) {
         let line = match event {

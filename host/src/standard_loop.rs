@@ -119,10 +119,19 @@ async fn run_inner<S: PilotageServer>(
     // A key is minted once per invocation: the runnable and input do not
     // change between drift rounds, and refused runs are never recorded for
     // replay (Part II §6.5.6), so reusing it across rounds is safe.
-    let key = spec
-        .idempotency_key
-        .clone()
-        .or_else(|| chosen.language.caps.idempotency.then(new_key));
+    // Only where `execute.idempotency` is declared: elsewhere the member
+    // would be refused, and a retry would not be safe anyway.
+    let key = if chosen.language.caps.idempotency {
+        Some(spec.idempotency_key.clone().unwrap_or_else(new_key))
+    } else {
+        if spec.idempotency_key.is_some() {
+            out.event(Event::Note(format!(
+                "{} declares no execute.idempotency; the idempotency key is not sent",
+                chosen.language.name
+            )));
+        }
+        None
+    };
 
     let mut round = 0u32;
     loop {

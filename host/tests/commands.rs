@@ -59,3 +59,41 @@ async fn guides_catalog_and_trace_commands() {
     assert_eq!(r.code, 3, "{}", r.all());
     assert!(r.stderr.contains("not_found"), "{}", r.stderr);
 }
+
+/// The second language of the conformance configuration requires a context
+/// and executes only immediately: the Host sends `context`, no `mode`, and
+/// no idempotency key (not declared there).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_context_language_gets_context_and_no_mode() {
+    let env = Env::start().await;
+    let program = json!({"steps": [
+        {"id": "say", "kind": "call", "capability": "util.echo", "with": {"value": "hi"}}
+    ], "output": {"said": "$.steps.say.output.value"}});
+    let file = env.program("echo", &program);
+    let r = env
+        .pilotage(&[
+            "--json",
+            "run",
+            &file,
+            "--context",
+            r#"{"environment":"staging"}"#,
+        ])
+        .await;
+    assert_eq!(r.code, 0, "{}", r.all());
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(doc["language"]["name"], "workflow-staging/v1", "{doc}");
+    let sent = &doc["executions"][0]["sent"];
+    assert_eq!(sent["context"]["environment"], "staging");
+    assert!(sent.get("mode").is_none(), "{sent}");
+    assert!(sent.get("idempotency_key").is_none(), "{sent}");
+    assert!(sent["expected_catalog_version"].is_string(), "{sent}");
+    assert_eq!(doc["executions"][0]["answer"]["trace"]["level"], "summary");
+
+    // Without a context the same program goes to workflow/v1, with `mode`.
+    let r = env.pilotage(&["--json", "run", &file]).await;
+    assert_eq!(r.code, 0, "{}", r.all());
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(doc["language"]["name"], "workflow/v1");
+    assert_eq!(doc["executions"][0]["sent"]["mode"], "immediate");
+    assert!(doc["executions"][0]["sent"]["idempotency_key"].is_string());
+}

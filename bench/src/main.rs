@@ -97,6 +97,11 @@ pub struct RunArgs {
     /// Accept debug builds (for a quick smoke test; numbers are meaningless).
     #[arg(long)]
     pub allow_debug: bool,
+    /// Extra environment of the gateway process, `KEY=VALUE`, repeatable:
+    /// what-if runs without a code change (e.g. `RUST_LOG=warn`, or
+    /// `LD_PRELOAD=` another malloc). Recorded in the report.
+    #[arg(long = "gateway-env", value_name = "KEY=VALUE")]
+    pub gateway_env: Vec<String>,
     /// Keep the process logs (and Redis' data) after the run.
     #[arg(long)]
     pub keep_logs: bool,

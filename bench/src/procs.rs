@@ -210,6 +210,7 @@ pub fn gateway(
     config: &Path,
     engine: &Proc,
     redis: Option<&Proc>,
+    extra_env: &[String],
     logs: &Path,
 ) -> Result<Proc, String> {
     let addr = SocketAddr::from(([127, 0, 0, 1], free_port()?));
@@ -227,6 +228,12 @@ pub fn gateway(
         Some(r) => c.env("PILOTAGE_REDIS_URL", format!("redis://{}/0", r.addr)),
         None => c.env_remove("PILOTAGE_REDIS_URL"),
     };
+    for pair in extra_env {
+        let (key, value) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("--gateway-env {pair}: expected KEY=VALUE"))?;
+        c.env(key, value);
+    }
     let name = if redis.is_some() {
         "gateway-redis"
     } else {

@@ -52,9 +52,8 @@ struct Pair {
     gateway_label: &'static str,
 }
 
-/// Every pair, in the order they run. Execute with the memory store runs
-/// last among the memory rows because its retained runs grow the gateway's
-/// memory, which would otherwise show up in the rows after it.
+/// Every pair, in the order they run (the Redis one last, so Redis is only
+/// started when it is needed).
 const PAIRS: &[Pair] = &[
     Pair {
         id: "validate",
@@ -225,74 +224,79 @@ async fn run_in(
         args.duration,
         args.connections
     );
-    for store in [Store::Memory, Store::Redis] {
-        let pairs: Vec<&Pair> = selected.iter().filter(|p| p.store == store).collect();
-        if pairs.is_empty() {
-            continue;
-        }
-        let redis = match store {
-            Store::Redis => Some(procs::redis(&args.redis_bin, logs).map_err(|e| {
+    let mut redis = None;
+    let mut floor = None;
+    for pair in selected {
+        if pair.store == Store::Redis && redis.is_none() {
+            redis = Some(procs::redis(&args.redis_bin, logs).map_err(|e| {
                 format!("{e} (install redis-server, e.g. with scripts/bench, or pass --no-redis)")
-            })?),
-            Store::Memory => None,
-        };
-        let gateway = procs::gateway(&bins.gateway, &args.config, &engine, redis.as_ref(), logs)?;
+            })?);
+        }
+        let store_proc = redis.as_ref().filter(|_| pair.store == Store::Redis);
+        // A fresh gateway per scenario: its idle and peak memory belong to
+        // that scenario alone (caches and retained runs of an earlier one
+        // would otherwise show up in every later row).
+        let gateway = procs::gateway(
+            &bins.gateway,
+            &args.config,
+            &engine,
+            store_proc,
+            &args.gateway_env,
+            logs,
+        )?;
         // Idle: started and answered one readiness probe, nothing else.
         let idle = gateway.memory().unwrap_or_default();
+        let (baseline_proc, baseline_target) = match pair.baseline {
+            Baseline::FloorManifest | Baseline::FloorCatalog => {
+                if floor.is_none() {
+                    floor = Some(start_floor(bins, &gateway, logs).await?);
+                }
+                let f = floor.as_ref().expect("started above");
+                (f, baseline_target(pair.baseline, f))
+            }
+            _ => (&engine, baseline_target(pair.baseline, &engine)),
+        };
+        let gateway_target = gateway_target(pair, &gateway);
+        probe(pair, &baseline_target, &gateway_target).await?;
         println!(
-            "gateway ({}) {} · idle RSS {:.1} MiB",
-            store.as_str(),
-            gateway.url(),
+            "\n{} [{}] · gateway ({} store) idle RSS {:.1} MiB",
+            pair.title,
+            pair.id,
+            pair.store.as_str(),
             idle.rss_mib()
         );
-        let mut floor = None;
-        for pair in pairs {
-            let (baseline_proc, baseline_target) = match pair.baseline {
-                Baseline::FloorManifest | Baseline::FloorCatalog => {
-                    if floor.is_none() {
-                        floor = Some(start_floor(bins, &gateway, logs).await?);
-                    }
-                    let f = floor.as_ref().expect("started above");
-                    (f, baseline_target(pair.baseline, f))
-                }
-                _ => (&engine, baseline_target(pair.baseline, &engine)),
-            };
-            let gateway_target = gateway_target(pair, &gateway);
-            probe(pair, &baseline_target, &gateway_target).await?;
-            println!("\n{} [{}]", pair.title, pair.id);
-            for &connections in &args.connections {
-                let mut watch = vec![baseline_proc.cpu_clock(), CpuClock::own()];
-                let base = measure(&baseline_target, connections, args, &watch).await?;
-                watch = vec![gateway.cpu_clock(), engine.cpu_clock(), CpuClock::own()];
-                if let Some(r) = &redis {
-                    watch.push(r.cpu_clock());
-                }
-                let gw = measure(&gateway_target, connections, args, &watch).await?;
-                let memory = gateway.memory().unwrap_or_default();
-                let row = Row::new(
-                    pair.id,
-                    pair.title,
-                    store.as_str(),
-                    connections,
-                    Side::new(pair.baseline_label, &baseline_target, &base),
-                    Side::new(pair.gateway_label, &gateway_target, &gw),
-                    memory,
-                );
-                println!("{}", row.console_line());
-                report.rows.push(row);
+        for &connections in &args.connections {
+            let mut watch = vec![baseline_proc.cpu_clock(), CpuClock::own()];
+            let base = measure(&baseline_target, connections, args, &watch).await?;
+            watch = vec![gateway.cpu_clock(), engine.cpu_clock(), CpuClock::own()];
+            if let Some(r) = store_proc {
+                watch.push(r.cpu_clock());
             }
+            let gw = measure(&gateway_target, connections, args, &watch).await?;
+            let memory = gateway.memory().unwrap_or_default();
+            let row = Row::new(
+                pair.id,
+                pair.title,
+                pair.store.as_str(),
+                connections,
+                Side::new(pair.baseline_label, &baseline_target, &base),
+                Side::new(pair.gateway_label, &gateway_target, &gw),
+                memory,
+            );
+            println!("{}", row.console_line());
+            report.rows.push(row);
         }
-        let peak = gateway.memory().unwrap_or_default();
-        report.gateways.push(GatewayMemory {
-            store: store.as_str().into(),
-            idle,
-            under_load: peak,
-        });
+        let under_load = gateway.memory().unwrap_or_default();
         println!(
-            "gateway ({}) peak RSS {:.1} MiB (VmHWM)",
-            store.as_str(),
-            peak.peak_mib()
+            "  gateway peak RSS {:.1} MiB (VmHWM)",
+            under_load.peak_mib()
         );
+        report.gateways.push(GatewayMemory {
+            scenario: pair.id.into(),
+            store: pair.store.as_str().into(),
+            idle,
+            under_load,
+        });
     }
     report.evaluate();
     Ok(report)

@@ -46,6 +46,11 @@ pub struct Row {
     pub gateway: Side,
     /// Gateway requests/s over baseline requests/s.
     pub ratio: f64,
+    /// CPU per baseline request over CPU per gateway-side request, every
+    /// watched process counted (client, servers, Redis). While the machine
+    /// is CPU-bound this predicts `ratio`, and it is far less sensitive to
+    /// other work on the machine than throughput is.
+    pub cpu_ratio: Option<f64>,
     /// Gateway p50 minus baseline p50, milliseconds.
     pub added_p50_ms: f64,
     /// Gateway resident memory right after its measurement.
@@ -90,6 +95,12 @@ impl Side {
     }
 }
 
+/// CPU microseconds per request over every watched process.
+fn cpu_total(side: &Side) -> Option<f64> {
+    let total: f64 = side.cpu_us_per_request.values().sum();
+    (total > 0.0).then_some(total)
+}
+
 impl Row {
     pub fn new(
         scenario: &str,
@@ -106,6 +117,9 @@ impl Row {
             store: store.into(),
             connections,
             ratio: gateway.rps / baseline.rps,
+            cpu_ratio: cpu_total(&baseline)
+                .zip(cpu_total(&gateway))
+                .map(|(b, g)| b / g),
             added_p50_ms: gateway.p50_ms - baseline.p50_ms,
             baseline,
             gateway,
@@ -130,11 +144,13 @@ impl Row {
             )
         };
         format!(
-            "  {:>3} conns  baseline {} | gateway {} | ratio {:.2} | added p50 {:+.2} ms | gateway RSS {:.1} MiB",
+            "  {:>3} conns  baseline {} | gateway {} | ratio {:.2} (CPU {}) | added p50 {:+.2} ms | gateway RSS {:.1} MiB",
             self.connections,
             side(&self.baseline),
             side(&self.gateway),
             self.ratio,
+            self.cpu_ratio
+                .map_or("–".to_string(), |v| format!("{v:.2}")),
             self.added_p50_ms,
             self.gateway_memory.rss_mib()
         )
@@ -335,13 +351,14 @@ impl Report {
         let _ = writeln!(md, "\n#### Gateway memory\n");
         let _ = writeln!(
             md,
-            "| store | idle RSS MiB | peak RSS under load MiB (VmHWM) |"
+            "| scenario | store | idle RSS MiB | peak RSS under load MiB (VmHWM) |"
         );
-        let _ = writeln!(md, "|---|--:|--:|");
+        let _ = writeln!(md, "|---|---|--:|--:|");
         for g in &self.gateways {
             let _ = writeln!(
                 md,
-                "| {} | {:.1} | {:.1} |",
+                "| {} | {} | {:.1} | {:.1} |",
+                g.scenario,
                 g.store,
                 g.idle.rss_mib(),
                 g.under_load.peak_mib()
@@ -353,9 +370,9 @@ impl Report {
         );
         let _ = writeln!(
             md,
-            "| scenario | conns | baseline: server | baseline: client | gateway | engine (behind the gateway) | redis | client |"
+            "| scenario | conns | baseline: server | baseline: client | gateway | engine (behind the gateway) | redis | client | CPU ratio |"
         );
-        let _ = writeln!(md, "|---|--:|--:|--:|--:|--:|--:|--:|");
+        let _ = writeln!(md, "|---|--:|--:|--:|--:|--:|--:|--:|--:|");
         for r in &self.rows {
             let cpu = |s: &Side, name: &str| {
                 s.cpu_us_per_request
@@ -370,7 +387,7 @@ impl Report {
                 .map_or("–".to_string(), |(n, v)| format!("{v:.0} ({n})"));
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.scenario,
                 r.connections,
                 server,
@@ -378,7 +395,8 @@ impl Report {
                 cpu(&r.gateway, &format!("gateway-{}", r.store)),
                 cpu(&r.gateway, "engine"),
                 cpu(&r.gateway, "redis"),
-                cpu(&r.gateway, "client")
+                cpu(&r.gateway, "client"),
+                r.cpu_ratio.map_or("–".to_string(), |v| format!("{v:.2}"))
             );
         }
         let json = serde_json::to_string_pretty(self).unwrap_or_default();
@@ -424,7 +442,8 @@ impl Report {
                 _ => format!("{}\n\n{section}", old.trim_end()),
             };
             std::fs::write(path, new).map_err(|e| format!("{}: {e}", path.display()))?;
-            println!("results (markdown): {}", path.display());
+            let shown = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+            println!("results (markdown): {}", shown.display());
         }
         println!("\ntargets:");
         for t in &self.targets {

@@ -127,7 +127,7 @@ fn binaries(args: &RunArgs) -> Result<Binaries, String> {
     if !release && !args.allow_debug {
         return Err(
             "this is not a release build; numbers of debug builds mean nothing: \
-             run `cargo run --release --bin pilotage-bench` (or scripts/bench)"
+             run `cargo run --release -p pilotage-bench` (or scripts/bench)"
                 .into(),
         );
     }

@@ -1,0 +1,142 @@
+//! `pilotage-bench`: the gateway's load benchmark.
+//!
+//! Starts the legacy engine, the gateway (embedded memory store, then Redis)
+//! and a bare axum floor server as separate release processes, then loads
+//! each pair of endpoints side by side in one run (the baseline, then the
+//! gateway doing the same job) with 1, 16 and 64 keep-alive connections:
+//!
+//! - engine `POST /api/v1/workflows/check` vs the validate tool;
+//! - engine `POST /api/v1/workflows/run` vs the execute tool (full trace,
+//!   stored), with the memory store and with Redis;
+//! - the floor vs `pilotage_manifest` and `pilotage_catalog list`.
+//!
+//! It prints requests/s, p50/p99 latency and the gateway/baseline ratio per
+//! row, reads the gateway's resident memory from `/proc`, and rewrites the
+//! generated section of `docs/performance.md` (markdown tables plus the raw
+//! results as JSON). Speed is only ever reported, never asserted.
+
+mod floor;
+mod load;
+mod procs;
+mod report;
+mod scenario;
+mod workload;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "pilotage-bench",
+    about = "Load benchmark: pilotage-gateway vs the engine it fronts and a bare HTTP + JSON floor"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Internal: the bare axum floor server (started by the benchmark itself).
+    #[command(hide = true)]
+    Floor {
+        #[arg(long)]
+        listen: String,
+        #[arg(long)]
+        bodies: PathBuf,
+    },
+}
+
+/// Options of a benchmark run.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Measured seconds per row.
+    #[arg(long, default_value_t = 5.0)]
+    pub duration: f64,
+    /// Warm-up seconds before each measured window (connections open,
+    /// caches fill; nothing counted).
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup: f64,
+    /// Connection counts, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
+    pub connections: Vec<usize>,
+    /// Scenarios to run, comma separated (default: all). One of: validate,
+    /// validate-uncached, manifest, catalog, execute-memory, execute-redis.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Skip the Redis rows (no redis-server needed).
+    #[arg(long)]
+    pub no_redis: bool,
+    /// The markdown file whose generated section gets the results; `-` skips it.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/performance.md"))]
+    pub output: String,
+    /// Where the raw results go as JSON; `-` skips it (they are also inside
+    /// the markdown file).
+    #[arg(long)]
+    pub json: Option<String>,
+    /// The gateway configuration (paths in it resolve against its directory).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/gateway.bench.toml"))]
+    pub config: PathBuf,
+    /// The gateway binary (default: `pilotage-gateway` next to this one).
+    #[arg(long)]
+    pub gateway_bin: Option<PathBuf>,
+    /// The engine binary (default: `legacy-engine` next to this one).
+    #[arg(long)]
+    pub engine_bin: Option<PathBuf>,
+    /// The Redis server binary.
+    #[arg(long, default_value = "redis-server")]
+    pub redis_bin: PathBuf,
+    /// Do not run `cargo build --release` for the gateway and engine first
+    /// (it runs only when started through cargo, and is a no-op when fresh).
+    #[arg(long)]
+    pub no_build: bool,
+    /// Accept debug builds (for a quick smoke test; numbers are meaningless).
+    #[arg(long)]
+    pub allow_debug: bool,
+    /// Extra environment of the gateway process, `KEY=VALUE`, repeatable:
+    /// what-if runs without a code change (e.g. `RUST_LOG=warn`, or
+    /// `LD_PRELOAD=` another malloc). Recorded in the report.
+    #[arg(long = "gateway-env", value_name = "KEY=VALUE")]
+    pub gateway_env: Vec<String>,
+    /// Keep the process logs (and Redis' data) after the run.
+    #[arg(long)]
+    pub keep_logs: bool,
+}
+
+impl RunArgs {
+    pub fn warmup(&self) -> Duration {
+        Duration::from_secs_f64(self.warmup.max(0.0))
+    }
+    pub fn duration(&self) -> Duration {
+        Duration::from_secs_f64(self.duration.max(0.1))
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match cli.command {
+        Some(Command::Floor { listen, bodies }) => runtime.block_on(floor::serve(&listen, &bodies)),
+        None => runtime.block_on(scenario::run(cli.run)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pilotage-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,443 @@
+//! One benchmark run: which pairs of endpoints are compared, the order they
+//! run in, the processes they need, and the first-answer checks that make
+//! sure every row measures real work (a valid program, a completed run with
+//! its full trace, a real manifest and catalog page).
+//!
+//! Rows run pair by pair and, inside a pair, baseline then gateway for each
+//! connection count, so the two numbers of a ratio are measured a few
+//! seconds apart under the same conditions.
+
+use crate::RunArgs;
+use crate::load::{self, Measured, Plan, Target};
+use crate::procs::{self, CpuClock, Proc};
+use crate::report::{GatewayMemory, Report, Row, Side};
+use crate::workload::{self, expect};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Which store the gateway of a pair runs with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Store {
+    Memory,
+    Redis,
+}
+
+impl Store {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Store::Memory => "memory",
+            Store::Redis => "redis",
+        }
+    }
+}
+
+/// What a pair's baseline is.
+#[derive(Clone, Copy, Debug)]
+enum Baseline {
+    EngineCheck { vary: bool },
+    EngineRun,
+    FloorManifest,
+    FloorCatalog,
+}
+
+/// A baseline and the gateway endpoint that does the same job.
+#[derive(Clone, Copy, Debug)]
+struct Pair {
+    id: &'static str,
+    title: &'static str,
+    store: Store,
+    baseline: Baseline,
+    baseline_label: &'static str,
+    gateway_label: &'static str,
+}
+
+/// Every pair, in the order they run (the Redis one last, so Redis is only
+/// started when it is needed).
+const PAIRS: &[Pair] = &[
+    Pair {
+        id: "validate",
+        title: "validate, same program (verdict cache hit)",
+        store: Store::Memory,
+        baseline: Baseline::EngineCheck { vary: false },
+        baseline_label: "engine POST /api/v1/workflows/check",
+        gateway_label: "validate_workflow",
+    },
+    Pair {
+        id: "validate-uncached",
+        title: "validate, a new program name per request (verdict cache miss)",
+        store: Store::Memory,
+        baseline: Baseline::EngineCheck { vary: true },
+        baseline_label: "engine POST /api/v1/workflows/check",
+        gateway_label: "validate_workflow",
+    },
+    Pair {
+        id: "manifest",
+        title: "pilotage_manifest",
+        store: Store::Memory,
+        baseline: Baseline::FloorManifest,
+        baseline_label: "bare axum route, same answer",
+        gateway_label: "pilotage_manifest",
+    },
+    Pair {
+        id: "catalog",
+        title: "pilotage_catalog list",
+        store: Store::Memory,
+        baseline: Baseline::FloorCatalog,
+        baseline_label: "bare axum route, same answer",
+        gateway_label: "pilotage_catalog list",
+    },
+    Pair {
+        id: "execute-memory",
+        title: "execute, full trace, stored (memory store)",
+        store: Store::Memory,
+        baseline: Baseline::EngineRun,
+        baseline_label: "engine POST /api/v1/workflows/run",
+        gateway_label: "run_workflow",
+    },
+    Pair {
+        id: "execute-redis",
+        title: "execute, full trace, stored (Redis store)",
+        store: Store::Redis,
+        baseline: Baseline::EngineRun,
+        baseline_label: "engine POST /api/v1/workflows/run",
+        gateway_label: "run_workflow",
+    },
+];
+
+/// Scenario ids accepted by `--only`.
+pub fn ids() -> Vec<&'static str> {
+    PAIRS.iter().map(|p| p.id).collect()
+}
+
+/// The binaries a run starts.
+struct Binaries {
+    gateway: PathBuf,
+    engine: PathBuf,
+    own: PathBuf,
+}
+
+fn binaries(args: &RunArgs) -> Result<Binaries, String> {
+    let own = std::env::current_exe().map_err(|e| format!("own executable: {e}"))?;
+    let dir = own
+        .parent()
+        .ok_or("the executable has no directory")?
+        .to_path_buf();
+    let release = dir.file_name().is_some_and(|n| n == "release");
+    if !release && !args.allow_debug {
+        return Err(
+            "this is not a release build; numbers of debug builds mean nothing: \
+             run `cargo run --release -p pilotage-bench` (or scripts/bench)"
+                .into(),
+        );
+    }
+    let defaults = args.gateway_bin.is_none() && args.engine_bin.is_none();
+    // Under cargo, make sure the measured binaries are the current source,
+    // not whatever an earlier build left next to this one.
+    if defaults
+        && !args.no_build
+        && let Ok(cargo) = std::env::var("CARGO")
+    {
+        let mut build = std::process::Command::new(cargo);
+        build.args(["build", "-p", "pilotage-gateway", "-p", "legacy-engine"]);
+        if release {
+            build.arg("--release");
+        }
+        let status = build
+            .status()
+            .map_err(|e| format!("cargo build of the gateway and engine: {e}"))?;
+        if !status.success() {
+            return Err("cargo build of the gateway and engine failed".into());
+        }
+    }
+    let pick = |given: &Option<PathBuf>, name: &str| -> Result<PathBuf, String> {
+        let path = given.clone().unwrap_or_else(|| dir.join(name));
+        if path.exists() {
+            Ok(path)
+        } else {
+            Err(format!(
+                "{} not found: build it with `cargo build --release -p {name}` or pass --{}-bin",
+                path.display(),
+                if name == "legacy-engine" {
+                    "engine"
+                } else {
+                    "gateway"
+                }
+            ))
+        }
+    };
+    Ok(Binaries {
+        gateway: pick(&args.gateway_bin, "pilotage-gateway")?,
+        engine: pick(&args.engine_bin, "legacy-engine")?,
+        own,
+    })
+}
+
+/// Runs the whole benchmark and writes the report.
+pub async fn run(args: RunArgs) -> Result<(), String> {
+    for id in &args.only {
+        if !ids().contains(&id.as_str()) {
+            return Err(format!(
+                "unknown scenario '{id}'; known: {}",
+                ids().join(", ")
+            ));
+        }
+    }
+    if args.connections.is_empty() || args.connections.contains(&0) {
+        return Err("--connections needs positive counts".into());
+    }
+    let selected: Vec<Pair> = PAIRS
+        .iter()
+        .copied()
+        .filter(|p| args.only.is_empty() || args.only.iter().any(|o| o == p.id))
+        .filter(|p| !(args.no_redis && p.store == Store::Redis))
+        .collect();
+    if selected.is_empty() {
+        return Err("no scenario selected".into());
+    }
+    let bins = binaries(&args)?;
+    let logs = std::env::temp_dir().join(format!("pilotage-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    let result = run_in(&args, &bins, &selected, &logs).await;
+    if args.keep_logs || result.is_err() {
+        eprintln!("process logs kept in {}", logs.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&logs);
+    }
+    let report = result?;
+    report.write(&args)
+}
+
+async fn run_in(
+    args: &RunArgs,
+    bins: &Binaries,
+    selected: &[Pair],
+    logs: &Path,
+) -> Result<Report, String> {
+    let mut report = Report::new(args);
+    let engine = procs::engine(&bins.engine, logs)?;
+    println!(
+        "engine {} · {} · {:.1} s warm-up + {:.1} s per row · connections {:?}",
+        engine.url(),
+        report.machine_line(),
+        args.warmup,
+        args.duration,
+        args.connections
+    );
+    let mut redis = None;
+    let mut floor = None;
+    for pair in selected {
+        if pair.store == Store::Redis && redis.is_none() {
+            redis = Some(procs::redis(&args.redis_bin, logs).map_err(|e| {
+                format!("{e} (install redis-server, e.g. with scripts/bench, or pass --no-redis)")
+            })?);
+        }
+        let store_proc = redis.as_ref().filter(|_| pair.store == Store::Redis);
+        // A fresh gateway per scenario: its idle and peak memory belong to
+        // that scenario alone (caches and retained runs of an earlier one
+        // would otherwise show up in every later row).
+        let gateway = procs::gateway(
+            &bins.gateway,
+            &args.config,
+            &engine,
+            store_proc,
+            &args.gateway_env,
+            logs,
+        )?;
+        // Idle: started and answered one readiness probe, nothing else.
+        let idle = gateway.memory().unwrap_or_default();
+        let (baseline_proc, baseline_target) = match pair.baseline {
+            Baseline::FloorManifest | Baseline::FloorCatalog => {
+                if floor.is_none() {
+                    floor = Some(start_floor(bins, &gateway, logs).await?);
+                }
+                let f = floor.as_ref().expect("started above");
+                (f, baseline_target(pair.baseline, f))
+            }
+            _ => (&engine, baseline_target(pair.baseline, &engine)),
+        };
+        let gateway_target = gateway_target(pair, &gateway);
+        probe(pair, &baseline_target, &gateway_target).await?;
+        println!(
+            "\n{} [{}] · gateway ({} store) idle RSS {:.1} MiB",
+            pair.title,
+            pair.id,
+            pair.store.as_str(),
+            idle.rss_mib()
+        );
+        for &connections in &args.connections {
+            let mut watch = vec![baseline_proc.cpu_clock(), CpuClock::own()];
+            let base = measure(&baseline_target, connections, args, &watch).await?;
+            watch = vec![gateway.cpu_clock(), engine.cpu_clock(), CpuClock::own()];
+            if let Some(r) = store_proc {
+                watch.push(r.cpu_clock());
+            }
+            let gw = measure(&gateway_target, connections, args, &watch).await?;
+            let memory = gateway.memory().unwrap_or_default();
+            let row = Row::new(
+                pair.id,
+                pair.title,
+                pair.store.as_str(),
+                connections,
+                Side::new(pair.baseline_label, &baseline_target, &base),
+                Side::new(pair.gateway_label, &gateway_target, &gw),
+                memory,
+            );
+            println!("{}", row.console_line());
+            report.rows.push(row);
+        }
+        let under_load = gateway.memory().unwrap_or_default();
+        println!(
+            "  gateway peak RSS {:.1} MiB (VmHWM)",
+            under_load.peak_mib()
+        );
+        report.gateways.push(GatewayMemory {
+            scenario: pair.id.into(),
+            store: pair.store.as_str().into(),
+            idle,
+            under_load,
+        });
+    }
+    report.evaluate();
+    Ok(report)
+}
+
+async fn measure(
+    target: &Target,
+    connections: usize,
+    args: &RunArgs,
+    watch: &[CpuClock],
+) -> Result<Measured, String> {
+    // A short pause lets the previous row's connections close and the
+    // processes go idle before the next warm-up starts.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let plan = Plan {
+        connections,
+        warmup: args.warmup(),
+        duration: args.duration(),
+        watch,
+    };
+    load::run(target, &plan).await
+}
+
+fn baseline_target(baseline: Baseline, proc: &Proc) -> Target {
+    match baseline {
+        Baseline::EngineCheck { vary } => Target::new(
+            proc.addr,
+            "/api/v1/workflows/check",
+            workload::engine_check(vary),
+            expect::CHECK_OK,
+        )
+        .header("x-tenant", workload::TENANT),
+        Baseline::EngineRun => Target::new(
+            proc.addr,
+            "/api/v1/workflows/run",
+            workload::engine_run(),
+            expect::RUN_COMPLETED,
+        )
+        .header("x-tenant", workload::TENANT),
+        Baseline::FloorManifest => Target::new(
+            proc.addr,
+            "/manifest",
+            workload::mcp_manifest(),
+            expect::FLOOR,
+        ),
+        Baseline::FloorCatalog => Target::new(
+            proc.addr,
+            "/catalog",
+            workload::mcp_catalog_list(),
+            expect::FLOOR,
+        ),
+    }
+}
+
+fn gateway_target(pair: &Pair, gateway: &Proc) -> Target {
+    let (body, marker) = match pair.baseline {
+        Baseline::EngineCheck { vary } => (workload::mcp_validate(vary), expect::VALID),
+        Baseline::EngineRun => (workload::mcp_execute(), expect::RUN_SUCCESS),
+        Baseline::FloorManifest => (workload::mcp_manifest(), expect::TOOL_OK),
+        Baseline::FloorCatalog => (workload::mcp_catalog_list(), expect::TOOL_OK),
+    };
+    Target::new(gateway.addr, "/mcp", body, marker)
+}
+
+/// Captures the gateway's manifest and catalog answers and starts the floor
+/// serving them.
+async fn start_floor(bins: &Binaries, gateway: &Proc, logs: &Path) -> Result<Proc, String> {
+    let manifest = answer(&gateway_target(&pair("manifest"), gateway)).await?;
+    let catalog = answer(&gateway_target(&pair("catalog"), gateway)).await?;
+    let bodies = crate::floor::Bodies { manifest, catalog };
+    let file = logs.join("floor-bodies.json");
+    let text = serde_json::to_string(&bodies).map_err(|e| e.to_string())?;
+    std::fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
+    procs::floor(&bins.own, &file, logs)
+}
+
+fn pair(id: &str) -> Pair {
+    *PAIRS.iter().find(|p| p.id == id).expect("a known pair id")
+}
+
+/// One answer as JSON, HTTP 200 required.
+async fn answer(target: &Target) -> Result<Value, String> {
+    let (status, body) = load::once(target, 0).await?;
+    if !status.is_success() {
+        return Err(format!(
+            "{} answered HTTP {status}: {}",
+            target.path,
+            String::from_utf8_lossy(&body)
+        ));
+    }
+    serde_json::from_slice(&body).map_err(|e| format!("{}: not JSON: {e}", target.path))
+}
+
+/// Checks the first answer of both sides in full before measuring them.
+async fn probe(pair: &Pair, baseline: &Target, gateway: &Target) -> Result<(), String> {
+    let base = answer(baseline).await?;
+    let gw = answer(gateway).await?;
+    let sc = &gw["result"]["structuredContent"];
+    let fail = |what: &str, v: &Value| -> Result<(), String> {
+        let text = v.to_string();
+        Err(format!(
+            "{}: {what}: {}",
+            pair.id,
+            &text[..text.len().min(600)]
+        ))
+    };
+    if gw["result"]["isError"] != Value::Bool(false) {
+        return fail("the gateway answered a request error", &gw);
+    }
+    match pair.baseline {
+        Baseline::EngineCheck { .. } => {
+            if base["ok"] != Value::Bool(true) || base["problems"] != serde_json::json!([]) {
+                return fail("the engine's check found problems", &base);
+            }
+            if sc["valid"] != Value::Bool(true) || sc["plan"]["steps"].as_array().is_none() {
+                return fail("the validate tool did not find the program valid", &gw);
+            }
+        }
+        Baseline::EngineRun => {
+            if base["state"] != "COMPLETED" || base["events"].as_array().is_none_or(Vec::is_empty) {
+                return fail("the engine's run did not complete with events", &base);
+            }
+            let steps = sc["trace"]["steps"].as_array().map_or(0, Vec::len);
+            if sc["outcome"]["status"] != "success" || sc["trace"]["level"] != "full" || steps == 0
+            {
+                return fail(
+                    "the execute tool did not return a successful full trace",
+                    &gw,
+                );
+            }
+        }
+        Baseline::FloorManifest => {
+            if sc["pilotage"] != "1.1" || base != gw {
+                return fail("the manifest (or the floor's copy of it) is wrong", &gw);
+            }
+        }
+        Baseline::FloorCatalog => {
+            if sc["items"].as_array().is_none_or(Vec::is_empty) || base != gw {
+                return fail("the catalog page (or the floor's copy of it) is wrong", &gw);
+            }
+        }
+    }
+    Ok(())
+}

@@ -9,7 +9,11 @@
 //! same token on every instance and after restarts (Part IV §3).
 //!
 //! Freshness: each request revalidates the tenant's listing with the engine's
-//! ETag; the entries and the hash prefix are rebuilt only when the body changed.
+//! ETag. Concurrent requests of one tenant share one revalidation (a request
+//! accepts a revalidation that completed after it arrived), and a changed body
+//! whose mapped entries are the same (a usage counter moved) keeps the cached
+//! catalog: entries, digests and hashes are rebuilt only when the contract
+//! changed.
 
 use crate::auth::Principal;
 use crate::config::{CatalogFields, EffectRisk, pick};
@@ -31,15 +35,41 @@ const SNAPSHOT_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// One tenant's capability entries, rebuilt only when the engine's body changes.
 struct TenantCatalog {
-    etag: Option<String>,
     entries: Vec<Arc<Value>>,
-    /// Canonical JSON of each entry (hash input, revision excluded).
-    canonical: Vec<String>,
     /// Capability id → (position in `entries`, risk).
     index: Arc<HashMap<String, (usize, RiskHints)>>,
     /// SHA-256 state after the capability part of the array, cloned per
     /// request so unchanged capabilities are never rehashed.
     prefix: Sha256,
+    /// Entry id → digest of the capabilities (the changed_since baseline).
+    digests: Arc<BTreeMap<String, String>>,
+    /// The token of a caller without promoted programs.
+    version: String,
+}
+
+/// One tenant's cached catalog and the gate that makes concurrent requests
+/// share one revalidation.
+#[derive(Default)]
+struct TenantSlot {
+    current: std::sync::RwLock<Option<(Option<String>, Arc<TenantCatalog>)>>,
+    gate: tokio::sync::Mutex<()>,
+    /// Completed revalidations.
+    generation: std::sync::atomic::AtomicU64,
+}
+
+impl TenantSlot {
+    fn current(&self) -> Option<(Option<String>, Arc<TenantCatalog>)> {
+        self.current
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+    fn set(&self, etag: Option<String>, catalog: Arc<TenantCatalog>) {
+        *self
+            .current
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((etag, catalog));
+    }
 }
 
 /// The catalog as one caller sees it right now.
@@ -48,7 +78,7 @@ pub struct CatalogView {
     /// Capabilities then programs, each ordered by id.
     pub entries: Vec<Arc<Value>>,
     /// Entry id → content digest, the changed_since baseline.
-    digests: BTreeMap<String, String>,
+    digests: Arc<BTreeMap<String, String>>,
     /// Capability id → (position in `entries`, risk).
     index: Arc<HashMap<String, (usize, RiskHints)>>,
 }
@@ -79,7 +109,7 @@ impl CatalogView {
 
     /// Entry id → digest map stored as the changed_since baseline.
     pub fn snapshot(&self) -> Value {
-        json!(self.digests)
+        json!(*self.digests)
     }
 }
 
@@ -89,7 +119,7 @@ pub struct CatalogService {
     store: Arc<dyn Store>,
     fields: CatalogFields,
     effects: BTreeMap<String, EffectRisk>,
-    tenants: moka::future::Cache<String, Arc<TenantCatalog>>,
+    tenants: moka::sync::Cache<String, Arc<TenantSlot>>,
     /// (scope, version) pairs already written as baselines by this instance.
     snapshots_written: moka::sync::Cache<String, ()>,
 }
@@ -102,7 +132,7 @@ impl CatalogService {
             store,
             fields: mapping.catalog,
             effects: mapping.effects,
-            tenants: moka::future::Cache::new(10_000),
+            tenants: moka::sync::Cache::new(10_000),
             snapshots_written: moka::sync::Cache::new(100_000),
         }
     }
@@ -156,7 +186,7 @@ impl CatalogService {
             return Ok(None);
         };
         let mut changes = Vec::new();
-        for (id, digest) in &view.digests {
+        for (id, digest) in view.digests.iter() {
             match old.get(id).and_then(Value::as_str) {
                 None => changes.push(json!({"id": id, "change": "added"})),
                 Some(d) if d != digest => changes.push(json!({"id": id, "change": "modified"})),
@@ -173,32 +203,53 @@ impl CatalogService {
     }
 
     async fn tenant(&self, tenant: &str) -> Result<Arc<TenantCatalog>, EngineError> {
-        let cached = self.tenants.get(tenant).await;
-        let etag = cached.as_ref().and_then(|c| c.etag.clone());
-        match self.engine.catalog(tenant, etag.as_deref()).await? {
+        let slot = self
+            .tenants
+            .get_with_by_ref(tenant, || Arc::new(TenantSlot::default()));
+        let arrived = slot.generation.load(std::sync::atomic::Ordering::Acquire);
+        let _one_at_a_time = slot.gate.lock().await;
+        let cached = slot.current();
+        if slot.generation.load(std::sync::atomic::Ordering::Acquire) != arrived
+            && let Some((_, catalog)) = &cached
+        {
+            // Revalidated by another request after this one arrived.
+            return Ok(catalog.clone());
+        }
+        let etag = cached.as_ref().and_then(|(e, _)| e.clone());
+        let fresh = match self.engine.catalog(tenant, etag.as_deref()).await? {
             CatalogFetch::NotModified => match cached {
-                Some(c) => Ok(c),
-                None => Err(EngineError::Failed(
-                    "engine answered 304 to an unconditional request".into(),
-                )),
+                Some((_, catalog)) => catalog,
+                None => {
+                    return Err(EngineError::Failed(
+                        "engine answered 304 to an unconditional request".into(),
+                    ));
+                }
             },
             CatalogFetch::Fresh { etag, capabilities } => {
-                let built = Arc::new(self.build(etag, &capabilities));
-                self.tenants.insert(tenant.to_string(), built.clone()).await;
-                Ok(built)
+                let built = self.build(&capabilities);
+                // Only volatile fields moved: keep the catalog (and its hashes).
+                let catalog = match cached {
+                    Some((_, old)) if old.version == built.version => old,
+                    _ => Arc::new(built),
+                };
+                slot.set(etag, catalog.clone());
+                catalog
             }
-        }
+        };
+        slot.generation
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
+        Ok(fresh)
     }
 
-    fn build(&self, etag: Option<String>, capabilities: &[Value]) -> TenantCatalog {
+    fn build(&self, capabilities: &[Value]) -> TenantCatalog {
         let mut entries: Vec<(String, Value, RiskHints)> =
             capabilities.iter().filter_map(|c| self.entry(c)).collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         entries.dedup_by(|a, b| a.0 == b.0);
         let mut prefix = Sha256::new();
         prefix.update(b"[");
-        let mut canonical = Vec::with_capacity(entries.len());
         let mut index = HashMap::with_capacity(entries.len());
+        let mut digests = BTreeMap::new();
         let mut out = Vec::with_capacity(entries.len());
         for (i, (id, mut entry, risk)) in entries.into_iter().enumerate() {
             let text = canonical_json(&entry);
@@ -206,19 +257,22 @@ impl CatalogService {
                 prefix.update(b",");
             }
             prefix.update(text.as_bytes());
+            let digest = short_digest(&text);
             if let Some(obj) = entry.as_object_mut() {
-                obj.insert("revision".into(), Value::String(short_digest(&text)));
+                obj.insert("revision".into(), Value::String(digest.clone()));
             }
-            canonical.push(text);
+            digests.insert(id.clone(), digest);
             index.insert(id, (out.len(), risk));
             out.push(Arc::new(entry));
         }
+        let mut closed = prefix.clone();
+        closed.update(b"]");
         TenantCatalog {
-            etag,
             entries: out,
-            canonical,
             index: Arc::new(index),
             prefix,
+            digests: Arc::new(digests),
+            version: format!("cv_{}", hex::encode(closed.finalize())),
         }
     }
 
@@ -274,31 +328,33 @@ impl CatalogService {
 
 /// Joins a tenant's capabilities with the caller's programs into one view.
 fn compose(tenant: &TenantCatalog, programs: &[Value]) -> CatalogView {
-    let mut hasher = tenant.prefix.clone();
-    let mut digests = BTreeMap::new();
-    for (entry, text) in tenant.entries.iter().zip(&tenant.canonical) {
-        if let Some(id) = entry.get("id").and_then(Value::as_str) {
-            digests.insert(id.to_string(), short_digest(text));
-        }
+    let programs: Vec<&Value> = programs.iter().filter_map(|p| p.get("entry")).collect();
+    if programs.is_empty() {
+        return CatalogView {
+            version: tenant.version.clone(),
+            entries: tenant.entries.clone(),
+            digests: tenant.digests.clone(),
+            index: tenant.index.clone(),
+        };
     }
+    let mut hasher = tenant.prefix.clone();
+    let mut digests = (*tenant.digests).clone();
     let mut entries = tenant.entries.clone();
     let mut first = tenant.entries.is_empty();
-    for program in programs {
-        let Some(entry) = program.get("entry") else {
-            continue;
-        };
+    for entry in programs {
         let text = canonical_json(entry);
         if !first {
             hasher.update(b",");
         }
         first = false;
         hasher.update(text.as_bytes());
+        let digest = short_digest(&text);
         if let Some(id) = entry.get("id").and_then(Value::as_str) {
-            digests.insert(id.to_string(), short_digest(&text));
+            digests.insert(id.to_string(), digest.clone());
         }
         let mut with_revision = entry.clone();
         if let Some(obj) = with_revision.as_object_mut() {
-            obj.insert("revision".into(), Value::String(short_digest(&text)));
+            obj.insert("revision".into(), Value::String(digest));
         }
         entries.push(Arc::new(with_revision));
     }
@@ -306,7 +362,7 @@ fn compose(tenant: &TenantCatalog, programs: &[Value]) -> CatalogView {
     CatalogView {
         version: format!("cv_{}", hex::encode(hasher.finalize())),
         entries,
-        digests,
+        digests: Arc::new(digests),
         index: tenant.index.clone(),
     }
 }
@@ -315,41 +371,44 @@ fn short_digest(text: &str) -> String {
     hex::encode(&Sha256::digest(text.as_bytes())[..8])
 }
 
-/// Canonical JSON: object keys sorted, no whitespace (serde_json's compact
-/// writer for scalars, so escaping is the standard one).
+/// Canonical JSON: object keys sorted, no whitespace, serde_json's escaping.
 pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Vec::with_capacity(256);
     write_canonical(value, &mut out);
-    out
+    // serde_json writes valid UTF-8 and so do the separators added here.
+    String::from_utf8(out).unwrap_or_default()
 }
 
-fn write_canonical(value: &Value, out: &mut String) {
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
+            keys.sort_unstable();
+            out.push(b'{');
             for (i, k) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
+                // Writing into a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut *out, k);
+                out.push(b':');
                 write_canonical(&map[k], out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, v) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(v, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => {
+            let _ = serde_json::to_writer(&mut *out, scalar);
+        }
     }
 }
 

@@ -129,16 +129,18 @@ impl EngineClient {
             .get(reqwest::header::ETAG)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let body = json_body(resp, "catalog").await?;
-        let list = pick(&body, &m.list)
-            .and_then(Value::as_array)
-            .ok_or_else(|| {
-                EngineError::Failed(format!("catalog response has no '{}' array", m.list))
-            })?;
-        Ok(CatalogFetch::Fresh {
-            etag,
-            capabilities: list.clone(),
-        })
+        let mut body = json_body(resp, "catalog").await?;
+        let pointer = format!("/{}", m.list.replace('.', "/"));
+        match body
+            .pointer_mut(if m.list.is_empty() { "" } else { &pointer })
+            .map(Value::take)
+        {
+            Some(Value::Array(capabilities)) => Ok(CatalogFetch::Fresh { etag, capabilities }),
+            _ => Err(EngineError::Failed(format!(
+                "catalog response has no '{}' array",
+                m.list
+            ))),
+        }
     }
 
     /// The engine's validator.

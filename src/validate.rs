@@ -37,7 +37,9 @@ impl VerdictCache {
     pub fn new() -> Self {
         Self {
             cache: moka::future::Cache::builder()
-                .max_capacity(10_000)
+                // Bounded by count: a verdict of a 1 KiB program is a few KiB,
+                // so this stays within a few MiB.
+                .max_capacity(1_000)
                 .time_to_live(std::time::Duration::from_secs(600))
                 .build(),
         }

@@ -10,8 +10,8 @@ use crate::auth::Principal;
 use crate::gateway::Gateway;
 use crate::pilotage::{EXTENSION_ID, VERSION};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ResultType, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -126,6 +126,7 @@ impl PilotageServer {
 }
 
 /// `CallToolResult` with structuredContent always and a one-line summary.
+/// The value is moved into the result, never copied.
 fn envelope(result: tools::ToolResult) -> CallToolResult {
     let (structured, summary, is_error) = match result {
         Ok(Reply {
@@ -134,16 +135,12 @@ fn envelope(result: tools::ToolResult) -> CallToolResult {
         }) => (structured, summary, false),
         Err(e) => (e.to_structured(), e.to_string(), true),
     };
-    let value = json!({
-        "content": [{"type": "text", "text": summary}],
-        "structuredContent": structured,
-        "isError": is_error,
-    });
-    let mut result: CallToolResult =
-        serde_json::from_value(value).unwrap_or_else(|_| CallToolResult::success(Vec::new()));
+    let mut out = CallToolResult::success(vec![ContentBlock::text(summary)]);
+    out.structured_content = Some(structured);
+    out.is_error = Some(is_error);
     // Required on 2026-07-28; rmcp removes it for older revisions.
-    result.result_type = Some(ResultType::COMPLETE);
-    result
+    out.result_type = Some(ResultType::COMPLETE);
+    out
 }
 
 impl ServerHandler for PilotageServer {

@@ -38,16 +38,20 @@ use super::{IdempotencyClaim, IdempotencyRecord, Store, StoreError, effective_tt
 /// from evicting another (idempotency claims, promoted programs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryLimits {
-    /// Retained run records (traces dominate): default 256 MiB.
+    /// Retained run records (traces dominate): default 16 MiB. The embedded
+    /// store is for one instance trying the gateway out: it keeps the most
+    /// recent runs within this budget (the estimate counts JSON bytes; the
+    /// process holds about three times that) and loses everything on restart.
+    /// Deployments that promise retention use Redis.
     pub runs_bytes: u64,
-    /// Idempotency claims and recorded responses: default 64 MiB.
+    /// Idempotency claims and recorded responses: default 8 MiB.
     pub idempotency_bytes: u64,
-    /// Promoted programs: default 64 MiB. They have no expiry; only this
+    /// Promoted programs: default 16 MiB. They have no expiry; only this
     /// budget can push one out.
     pub programs_bytes: u64,
-    /// Catalog snapshots for `changed_since`: default 32 MiB.
+    /// Catalog snapshots for `changed_since`: default 4 MiB.
     pub catalog_snapshots_bytes: u64,
-    /// Revoked session ids: default 8 MiB (about 50,000 ids).
+    /// Revoked session ids: default 2 MiB (about 12,000 ids).
     pub revoked_sessions_bytes: u64,
 }
 
@@ -55,11 +59,11 @@ impl Default for MemoryLimits {
     fn default() -> Self {
         const MIB: u64 = 1024 * 1024;
         MemoryLimits {
-            runs_bytes: 256 * MIB,
-            idempotency_bytes: 64 * MIB,
-            programs_bytes: 64 * MIB,
-            catalog_snapshots_bytes: 32 * MIB,
-            revoked_sessions_bytes: 8 * MIB,
+            runs_bytes: 16 * MIB,
+            idempotency_bytes: 8 * MIB,
+            programs_bytes: 16 * MIB,
+            catalog_snapshots_bytes: 4 * MIB,
+            revoked_sessions_bytes: 2 * MIB,
         }
     }
 }

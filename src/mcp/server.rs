@@ -32,6 +32,7 @@ struct Inner {
     tools: Vec<Tool>,
     validators: HashMap<String, jsonschema::Validator>,
     info: InitializeResult,
+    manifest: Value,
 }
 
 /// The welcome text (Part III §3.4).
@@ -50,12 +51,13 @@ impl PilotageServer {
                 .map_err(|e| format!("input schema of {}: {e}", spec.name()))?;
             validators.insert(spec.name().to_string(), v);
         }
+        let manifest = manifest::build(&gw);
         let info: InitializeResult = serde_json::from_value(json!({
             "protocolVersion": "2025-11-25",
             "capabilities": {"tools": {"listChanged": false}, "extensions": {EXTENSION_ID: {"version": VERSION}}},
             "serverInfo": {"name": "pilotage-gateway", "version": env!("CARGO_PKG_VERSION")},
             "instructions": INSTRUCTIONS,
-            "_meta": {EXTENSION_ID: {"manifest": manifest::build(&gw)}},
+            "_meta": {EXTENSION_ID: {"manifest": manifest}},
         }))
         .map_err(|e| format!("initialize result: {e}"))?;
         Ok(Self {
@@ -65,6 +67,7 @@ impl PilotageServer {
                 tools,
                 validators,
                 info,
+                manifest,
             }),
         })
     }
@@ -105,7 +108,7 @@ impl PilotageServer {
         let gw = &inner.gw;
         let language = |l: &str| gw.language(l).cloned();
         let result = match &spec.role {
-            ToolRole::Manifest => tools::manifest::call(gw),
+            ToolRole::Manifest => tools::manifest::call(gw, &inner.manifest),
             ToolRole::Guide => tools::get_guide::call(gw, &args),
             ToolRole::Catalog => tools::catalog::call(gw, principal, &args).await,
             ToolRole::Validate(l) => match language(l) {

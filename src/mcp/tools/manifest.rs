@@ -10,8 +10,10 @@ pub const NAME: &str = "pilotage_manifest";
 pub const GUIDES_TOOL: &str = "pilotage_get_guide";
 pub const CATALOG_TOOL: &str = "pilotage_catalog";
 
-pub fn call(gw: &Gateway) -> ToolResult {
-    let manifest = build(gw);
+/// The manifest is built once at start (it depends only on configuration);
+/// each call hands out a copy.
+pub fn call(gw: &Gateway, manifest: &Value) -> ToolResult {
+    let manifest = manifest.clone();
     let n = gw.languages.len();
     Ok(Reply::new(
         manifest,

@@ -5,6 +5,12 @@ use pilotage_gateway::{cli, config::Config};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// mimalloc: the gateway allocates many short-lived JSON values per request,
+/// where glibc's allocator spent a quarter of the CPU under load
+/// (docs/performance.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "pilotage-gateway",

@@ -252,12 +252,23 @@ pub(crate) mod tests {
         }
         let worker =
             std::thread::spawn(move || debounce(&rx, Duration::from_millis(50), on_change));
-        std::thread::sleep(Duration::from_millis(300));
+        // Wait for the burst's call (bounded) before the last event, so a busy
+        // machine cannot fold that event into the burst.
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while count.load(Ordering::SeqCst) < 1 && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(
+            count.load(Ordering::SeqCst),
+            1,
+            "one call for the whole burst"
+        );
         tx.send(()).unwrap();
         drop(tx);
         worker.join().unwrap();
-        // One call for the burst; the last event's debounce is cut short by the
-        // disconnect, which means "stop", so it does not call.
+        // The last event's debounce is cut short by the disconnect, which
+        // means "stop", so it does not call.
         assert_eq!(count.load(Ordering::SeqCst), 1);
     }
 
@@ -292,13 +303,21 @@ pub(crate) mod tests {
                 })
             })
         });
+        // Each change is sent only after the previous call happened, so a
+        // busy machine cannot merge the two into one debounce window.
+        let reached = |n: usize| {
+            let until = std::time::Instant::now() + Duration::from_secs(10);
+            while count.load(Ordering::SeqCst) < n && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            count.load(Ordering::SeqCst)
+        };
         tx.send(()).unwrap();
-        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(reached(1), 1);
         tx.send(()).unwrap();
-        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(reached(2), 2, "the watch survived the panicking call");
         drop(tx);
         worker.join().unwrap();
-        assert_eq!(count.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]

@@ -45,5 +45,8 @@ fn every_server_vector_has_a_test_and_a_documented_row() {
     }
     assert_eq!(server, 52);
     let ignore_attribute = concat!("#[", "ignore");
-    assert!(!sources.contains(ignore_attribute), "no vector test is ignored");
+    assert!(
+        !sources.contains(ignore_attribute),
+        "no vector test is ignored"
+    );
 }

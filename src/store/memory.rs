@@ -38,7 +38,7 @@ use super::{IdempotencyClaim, IdempotencyRecord, Store, StoreError, effective_tt
 /// from evicting another (idempotency claims, promoted programs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryLimits {
-    /// Retained run records (traces dominate): default 16 MiB. The embedded
+    /// Retained run records (traces dominate): default 8 MiB. The embedded
     /// store is for one instance trying the gateway out: it keeps the most
     /// recent runs within this budget (the estimate counts JSON bytes; the
     /// process holds about three times that) and loses everything on restart.
@@ -59,7 +59,7 @@ impl Default for MemoryLimits {
     fn default() -> Self {
         const MIB: u64 = 1024 * 1024;
         MemoryLimits {
-            runs_bytes: 16 * MIB,
+            runs_bytes: 8 * MIB,
             idempotency_bytes: 8 * MIB,
             programs_bytes: 16 * MIB,
             catalog_snapshots_bytes: 4 * MIB,

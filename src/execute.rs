@@ -13,7 +13,7 @@
 
 use crate::auth::Principal;
 use crate::catalog::{CatalogView, KIND_PROGRAM, canonical_json};
-use crate::classify::{ClassifyContext, Diagnostic, EngineProblem, Severity};
+use crate::classify::Diagnostic;
 use crate::engine::{EngineError, RunState};
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::language::trace::{RunEnd, map_events, summarize};
@@ -356,7 +356,8 @@ async fn run(
         ),
         Ok(reply) => match reply.state {
             RunState::Rejected => {
-                let diagnostics = classify_problems(gw, lang, &view, &steps, reply.problems);
+                let diagnostics =
+                    validate::classify_problems(gw, lang, &view, &steps, reply.problems);
                 return Ok(refused(
                     &run_id,
                     RunStatus::ValidationError,
@@ -653,36 +654,6 @@ fn input_findings(program: &Value, record: Option<&Value>, input: &Value) -> Vec
             format!("the program's input schema is not a valid JSON Schema: {e}"),
         )],
     }
-}
-
-fn classify_problems(
-    gw: &Gateway,
-    lang: &LanguageRuntime,
-    view: &CatalogView,
-    steps: &[program::StepInfo],
-    problems: Vec<crate::engine::RawProblem>,
-) -> Vec<Diagnostic> {
-    let pointers = program::pointers(steps);
-    let visible = view.callable_names();
-    let ctx = ClassifyContext {
-        step_pointers: &pointers,
-        visible_names: &visible,
-    };
-    problems
-        .into_iter()
-        .map(|p| {
-            let problem = EngineProblem {
-                level: if p.is_error {
-                    Severity::Error
-                } else {
-                    Severity::Warning
-                },
-                text: p.text,
-                location: p.location,
-            };
-            validate::classify_one(gw, lang, &problem, &ctx)
-        })
-        .collect()
 }
 
 /// Whether a call completed before the failure (side effects may exist).

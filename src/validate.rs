@@ -10,7 +10,7 @@
 use crate::auth::Principal;
 use crate::catalog::{CatalogView, canonical_json};
 use crate::classify::{ClassifyContext, Diagnostic, EngineProblem, Severity};
-use crate::engine::EngineError;
+use crate::engine::{EngineError, RawProblem};
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::language::{checks, plan, program};
 use crate::pilotage::RequestError;
@@ -139,23 +139,8 @@ async fn compute(
         .check(&principal.tenant, program, engine_context)
         .await
         .map_err(|e| internal(&e))?;
-    let pointers = program::pointers(&steps);
-    let ctx = ClassifyContext {
-        step_pointers: &pointers,
-        visible_names: &visible,
-    };
     let mut seen = HashSet::new();
-    for problem in problems {
-        let problem = EngineProblem {
-            level: if problem.is_error {
-                Severity::Error
-            } else {
-                Severity::Warning
-            },
-            text: problem.text,
-            location: problem.location,
-        };
-        let d = classify_one(gw, lang, &problem, &ctx);
+    for d in classify_problems(gw, lang, view, &steps, problems) {
         let under_hidden = hidden_steps
             .iter()
             .any(|p| d.path == *p || d.path.starts_with(&format!("{p}/")));
@@ -195,24 +180,46 @@ fn finish(
     }
 }
 
-/// One engine problem through the language's rule table; a language without
-/// a table (never, once started) degrades to `constraint`.
-pub fn classify_one(
+/// The engine's problems through the language's rule table, in the caller's
+/// scope (step locators, visible names for hints); a language without a table
+/// (never, once started) degrades to `constraint`.
+pub fn classify_problems(
     gw: &Gateway,
     lang: &LanguageRuntime,
-    problem: &EngineProblem,
-    ctx: &ClassifyContext<'_>,
-) -> Diagnostic {
-    match gw.classifiers.classify(&lang.config.name, problem, ctx) {
-        Some(c) => c.diagnostic,
-        None => Diagnostic {
-            severity: problem.level,
-            code: "constraint".into(),
-            path: String::new(),
-            message: problem.text.clone(),
-            hint: None,
-        },
-    }
+    view: &CatalogView,
+    steps: &[program::StepInfo],
+    problems: Vec<RawProblem>,
+) -> Vec<Diagnostic> {
+    let pointers = program::pointers(steps);
+    let visible = view.callable_names();
+    let ctx = ClassifyContext {
+        step_pointers: &pointers,
+        visible_names: &visible,
+    };
+    problems
+        .into_iter()
+        .map(|p| {
+            let problem = EngineProblem {
+                level: if p.is_error {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                },
+                text: p.text,
+                location: p.location,
+            };
+            match gw.classifiers.classify(&lang.config.name, &problem, &ctx) {
+                Some(c) => c.diagnostic,
+                None => Diagnostic {
+                    severity: problem.level,
+                    code: "constraint".into(),
+                    path: String::new(),
+                    message: problem.text,
+                    hint: None,
+                },
+            }
+        })
+        .collect()
 }
 
 /// Context binding (Part II §6.4): checked against `context_schema`, refused

@@ -134,6 +134,20 @@ impl Gateway {
         self.languages.iter().find(|l| l.config.name == name)
     }
 
+    /// The language a request names, or the `not_found` request error that
+    /// lists the declared ones.
+    pub fn language_or_not_found(
+        &self,
+        name: &str,
+    ) -> Result<&Arc<LanguageRuntime>, crate::pilotage::RequestError> {
+        self.language(name).ok_or_else(|| {
+            crate::pilotage::RequestError::not_found(format!(
+                "unknown language '{name}'; this server has: {}",
+                self.language_names().join(", ")
+            ))
+        })
+    }
+
     /// Names of all declared languages (for `not_found` messages).
     pub fn language_names(&self) -> Vec<&str> {
         self.languages

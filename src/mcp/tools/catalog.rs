@@ -17,12 +17,7 @@ pub const NAME: &str = "pilotage_catalog";
 
 pub async fn call(gw: &Gateway, principal: &Principal, args: &Args) -> ToolResult {
     let language = args.str("language").unwrap_or_default();
-    let lang = gw.language(language).ok_or_else(|| {
-        RequestError::not_found(format!(
-            "unknown language '{language}'; this server has: {}",
-            gw.language_names().join(", ")
-        ))
-    })?;
+    let lang = gw.language_or_not_found(language)?;
     let verb = args.str("verb").unwrap_or_default();
     let caps = &lang.config.capabilities.catalog;
     let allowed: &[&str] = match verb {

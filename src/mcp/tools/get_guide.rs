@@ -16,12 +16,7 @@ pub fn call(gw: &Gateway, args: &Args) -> ToolResult {
         return Err(inapplicable(&extra, "to pilotage_get_guide"));
     }
     let language = args.str("language").unwrap_or_default();
-    let lang = gw.language(language).ok_or_else(|| {
-        RequestError::not_found(format!(
-            "unknown language '{language}'; this server has: {}",
-            gw.language_names().join(", ")
-        ))
-    })?;
+    let lang = gw.language_or_not_found(language)?;
     let guides = lang.guides();
     let Some(id) = args.str("id") else {
         if args.has("topic") {

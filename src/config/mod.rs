@@ -135,12 +135,27 @@ fn default_run_deadline() -> u64 {
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthConfig {
-    /// Anonymous access: each MCP session becomes its own principal inside
-    /// `anonymous_tenant`.
+    /// Anonymous access: callers without a key act inside `anonymous_tenant`.
     pub anonymous: bool,
     pub anonymous_tenant: String,
+    /// Who an anonymous principal is: each MCP session, or the whole tenant.
+    pub anonymous_scope: AnonymousScope,
     #[serde(rename = "key")]
     pub keys: Vec<ApiKeyConfig>,
+}
+
+/// What one anonymous principal covers (`auth.anonymous_scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnonymousScope {
+    /// Each MCP session is a principal of its own. A request without a session
+    /// belongs to nobody a later request can be, so nothing is stored for it.
+    #[default]
+    Session,
+    /// Every anonymous caller is one principal of the anonymous tenant: a local
+    /// or single-user install, where clients without sessions (revision
+    /// 2026-07-28) still fetch their stored runs.
+    Tenant,
 }
 
 /// One API key. Only its SHA-256 is stored.

@@ -152,7 +152,10 @@ mod tests {
             lone1.scope, lone2.scope,
             "sessionless anonymous requests share nothing"
         );
-        assert!(!lone1.lasting, "no later request can be a sessionless caller");
+        assert!(
+            !lone1.lasting,
+            "no later request can be a sessionless caller"
+        );
         assert!(s1.lasting && p.lasting);
     }
 

@@ -304,7 +304,12 @@ async fn session_scope_writes_nothing_to_redis_for_sessionless_callers() {
     let before = redis.keys().await;
     for round in 0..100 {
         one_of_each(&lone, round, &version).await;
-        stateless_call(&env.url, "run_workflow", immediate(valid_program(), json!({}))).await;
+        stateless_call(
+            &env.url,
+            "run_workflow",
+            immediate(valid_program(), json!({})),
+        )
+        .await;
     }
     let after = redis.keys().await;
     assert_eq!(

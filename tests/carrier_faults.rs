@@ -254,7 +254,10 @@ async fn a_body_not_declared_json_is_415() {
     let charset = send(
         &env.url,
         "POST",
-        &[REVISION, ("content-type", "application/json; charset=utf-8")],
+        &[
+            REVISION,
+            ("content-type", "application/json; charset=utf-8"),
+        ],
         &tools_list(11),
     )
     .await;
@@ -271,7 +274,13 @@ async fn an_unsupported_protocol_revision_header_is_400() {
         &tools_list(12),
     )
     .await;
-    assert_fault(&reply, 400, -32600, json!(12), "mcp-protocol-version: bogus");
+    assert_fault(
+        &reply,
+        400,
+        -32600,
+        json!(12),
+        "mcp-protocol-version: bogus",
+    );
     assert!(
         reply.json["error"]["message"]
             .as_str()

@@ -44,7 +44,10 @@ async fn reserved_members_carry_their_json_types_and_nothing_more() {
     let env = TestEnv::start().await;
     let tools = env.anonymous().list_tools().await;
     let validate = &tool(&tools, "validate_workflow")["inputSchema"];
-    assert_eq!(validate["properties"]["workflow"], json!({"type": "object"}));
+    assert_eq!(
+        validate["properties"]["workflow"],
+        json!({"type": "object"})
+    );
     assert_eq!(validate["properties"]["context"], json!({"type": "object"}));
     assert_eq!(validate["required"], json!(["workflow"]));
 
@@ -75,7 +78,10 @@ async fn reserved_members_carry_their_json_types_and_nothing_more() {
 
     let trace = &tool(&tools, "trace_workflow")["inputSchema"];
     assert_eq!(trace["properties"]["run_id"], json!({"type": "string"}));
-    assert_eq!(trace["properties"]["trace_level"], json!({"type": "string"}));
+    assert_eq!(
+        trace["properties"]["trace_level"],
+        json!({"type": "string"})
+    );
     for name in ["validate_workflow", "run_workflow", "trace_workflow"] {
         assert_permissive(name, &tool(&tools, name)["inputSchema"]);
     }

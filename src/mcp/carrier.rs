@@ -135,7 +135,9 @@ pub fn read_message(body: &[u8]) -> Message {
                 StatusCode::BAD_REQUEST,
                 readable_id(body),
                 INVALID_REQUEST,
-                &format!("Invalid Request: not a valid JSON-RPC 2.0 request, notification or response ({typed})"),
+                &format!(
+                    "Invalid Request: not a valid JSON-RPC 2.0 request, notification or response ({typed})"
+                ),
             ),
         }),
     }
@@ -273,7 +275,12 @@ mod tests {
             b"not json",
             br#"[{"id": 1}]"#,
         ] {
-            assert_eq!(readable_id(no), Value::Null, "{}", String::from_utf8_lossy(no));
+            assert_eq!(
+                readable_id(no),
+                Value::Null,
+                "{}",
+                String::from_utf8_lossy(no)
+            );
         }
     }
 }

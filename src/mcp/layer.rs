@@ -135,7 +135,14 @@ async fn verify(
     token: &str,
     id: impl Fn() -> Value,
 ) -> Result<(Principal, Session), Response<Body>> {
-    let not_found = || rpc_error(StatusCode::NOT_FOUND, id(), SESSION_ERROR, "Session not found");
+    let not_found = || {
+        rpc_error(
+            StatusCode::NOT_FOUND,
+            id(),
+            SESSION_ERROR,
+            "Session not found",
+        )
+    };
     let session_id = SessionSigner::session_id(token).ok_or_else(not_found)?;
     let principal = front
         .gw

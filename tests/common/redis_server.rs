@@ -58,7 +58,10 @@ impl RedisServer {
                 return false;
             }
             if let Ok(mut c) = self.connection().await
-                && redis::cmd("PING").query_async::<String>(&mut c).await.is_ok()
+                && redis::cmd("PING")
+                    .query_async::<String>(&mut c)
+                    .await
+                    .is_ok()
             {
                 return true;
             }

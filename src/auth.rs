@@ -58,7 +58,8 @@ impl Authenticator {
         Self {
             by_hash,
             anonymous_tenant: config.anonymous.then(|| config.anonymous_tenant.clone()),
-            anonymous_scope: config.anonymous_scope,
+            // Validated when the configuration loaded.
+            anonymous_scope: config.scope().unwrap_or_default(),
         }
     }
 
@@ -126,7 +127,7 @@ mod tests {
         Authenticator::new(&AuthConfig {
             anonymous,
             anonymous_tenant: "acme".into(),
-            anonymous_scope,
+            anonymous_scope: anonymous_scope.as_str().into(),
             keys: vec![ApiKeyConfig {
                 name: "ops".into(),
                 tenant: "globex".into(),

@@ -13,7 +13,7 @@ mod common;
 mod redis_server;
 
 use common::{ACME_OPS, LANG, Mcp, TestEnv, valid_program, write_program};
-use pilotage_gateway::config::AnonymousScope;
+use pilotage_gateway::config::{AnonymousScope, Config};
 use redis_server::RedisServer;
 use serde_json::{Value, json};
 
@@ -52,7 +52,7 @@ fn immediate(program: Value, extra: Value) -> Value {
 
 async fn with_scope(scope: AnonymousScope) -> TestEnv {
     TestEnv::with_config("tests/configs/conformance.toml", |c| {
-        c.auth.anonymous_scope = scope;
+        c.auth.anonymous_scope = scope.as_str().into();
     })
     .await
 }
@@ -225,6 +225,35 @@ async fn tenant_scope_lets_sessionless_callers_fetch_their_runs_and_programs() {
     );
 }
 
+#[test]
+fn an_unknown_scope_is_refused_at_start_naming_the_key() {
+    let path = common::repo_path("deploy/gateway.local.toml");
+    let text = std::fs::read_to_string(&path).expect("read the demo configuration");
+    let demo = Config::parse(&text, &path).expect("parse");
+    assert_eq!(
+        demo.auth.scope(),
+        Some(AnonymousScope::Tenant),
+        "the demo shares one principal"
+    );
+    assert!(demo.validate().is_empty());
+    let text = text.replace(
+        r#"anonymous_scope = "tenant""#,
+        r#"anonymous_scope = "tenants""#,
+    );
+    let problems = Config::parse(&text, &path).expect("parse").validate();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].key, "auth.anonymous_scope");
+    assert!(problems[0].problem.contains("'tenants'"), "{problems:?}");
+    assert!(problems[0].fix.contains("\"session\"") && problems[0].fix.contains("\"tenant\""));
+    let defaulted = text.replace(r#"anonymous_scope = "tenants""#, "");
+    let config = Config::parse(&defaulted, &path).expect("parse");
+    assert_eq!(
+        config.auth.scope(),
+        Some(AnonymousScope::Session),
+        "the default"
+    );
+}
+
 /// Every kind of request a sessionless caller can send, once.
 async fn one_of_each(c: &Mcp, round: usize, catalog_version: &Value) {
     let calls = [
@@ -288,7 +317,7 @@ async fn session_scope_writes_nothing_to_redis_for_sessionless_callers() {
     let redis = RedisServer::start().await;
     let url = redis.url.clone();
     let env = TestEnv::with_config("tests/configs/conformance.toml", move |c| {
-        c.auth.anonymous_scope = AnonymousScope::Session;
+        c.auth.anonymous_scope = AnonymousScope::Session.as_str().into();
         c.store.redis_url = url;
     })
     .await;

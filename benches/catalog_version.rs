@@ -123,6 +123,7 @@ fn principal(tenant: &str) -> Principal {
     Principal {
         scope: format!("key:{tenant}:bench"),
         tenant: tenant.to_string(),
+        lasting: true,
     }
 }
 

@@ -2,10 +2,11 @@
 //!
 //! A bearer API key maps to a named principal of one tenant (keys are kept as
 //! SHA-256 in the configuration). With anonymous access on, a caller without a
-//! key acts in the anonymous tenant, and each MCP session is a principal of its
-//! own, so its runs and promotions stay private to that session.
+//! key acts in the anonymous tenant: under `anonymous_scope = "session"` each
+//! MCP session is a principal of its own (its runs and promotions stay private
+//! to that session), under `"tenant"` every anonymous caller is one principal.
 
-use crate::config::AuthConfig;
+use crate::config::{AnonymousScope, AuthConfig};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
@@ -18,6 +19,11 @@ pub struct Principal {
     pub scope: String,
     /// Engine tenant whose catalog and world this principal uses.
     pub tenant: String,
+    /// Whether a later request can be this same principal. It cannot for an
+    /// anonymous request without a session under `anonymous_scope =
+    /// "session"`: such a caller is never promised anything stored, and
+    /// nothing is written to the store for it.
+    pub lasting: bool,
 }
 
 /// Why a request carries no usable identity.
@@ -34,6 +40,7 @@ pub enum AuthError {
 pub struct Authenticator {
     by_hash: HashMap<String, (String, String)>,
     anonymous_tenant: Option<String>,
+    anonymous_scope: AnonymousScope,
 }
 
 impl Authenticator {
@@ -51,12 +58,15 @@ impl Authenticator {
         Self {
             by_hash,
             anonymous_tenant: config.anonymous.then(|| config.anonymous_tenant.clone()),
+            // Validated when the configuration loaded.
+            anonymous_scope: config.scope().unwrap_or_default(),
         }
     }
 
     /// The principal of a request: its bearer key if any; otherwise, when
-    /// anonymous access is on, the anonymous principal of `session`, or a
-    /// fresh one for a sessionless request.
+    /// anonymous access is on, the anonymous principal of the tenant or of
+    /// `session` (per `anonymous_scope`), or a fresh one for a sessionless
+    /// request under the session scope.
     pub fn principal(
         &self,
         bearer: Option<&str>,
@@ -68,19 +78,23 @@ impl Authenticator {
             return Ok(Principal {
                 scope: format!("key:{tenant}:{name}"),
                 tenant: tenant.clone(),
+                lasting: true,
             });
         }
         let tenant = self.anonymous_tenant.as_ref().ok_or(AuthError::Missing)?;
-        // Without a session nothing ties two anonymous requests together, so
-        // each is a principal of its own: what it stores stays unreachable to
-        // every other caller.
-        let owner = match session {
-            Some(id) => id.to_string(),
-            None => format!("request-{:032x}", rand::random::<u128>()),
+        let (owner, lasting) = match (self.anonymous_scope, session) {
+            (AnonymousScope::Tenant, _) => ("tenant".to_string(), true),
+            (AnonymousScope::Session, Some(id)) => (id.to_string(), true),
+            // Without a session nothing ties two anonymous requests together,
+            // so each is a principal of its own that no later request can be.
+            (AnonymousScope::Session, None) => {
+                (format!("request-{:032x}", rand::random::<u128>()), false)
+            }
         };
         Ok(Principal {
             scope: format!("anon:{tenant}:{owner}"),
             tenant: tenant.clone(),
+            lasting,
         })
     }
 
@@ -106,9 +120,14 @@ mod tests {
     use crate::config::ApiKeyConfig;
 
     fn auth(anonymous: bool) -> Authenticator {
+        scoped(anonymous, AnonymousScope::Session)
+    }
+
+    fn scoped(anonymous: bool, anonymous_scope: AnonymousScope) -> Authenticator {
         Authenticator::new(&AuthConfig {
             anonymous,
             anonymous_tenant: "acme".into(),
+            anonymous_scope: anonymous_scope.as_str().into(),
             keys: vec![ApiKeyConfig {
                 name: "ops".into(),
                 tenant: "globex".into(),
@@ -134,5 +153,22 @@ mod tests {
             lone1.scope, lone2.scope,
             "sessionless anonymous requests share nothing"
         );
+        assert!(
+            !lone1.lasting,
+            "no later request can be a sessionless caller"
+        );
+        assert!(s1.lasting && p.lasting);
+    }
+
+    #[test]
+    fn tenant_scope_makes_every_anonymous_caller_one_principal() {
+        let a = scoped(true, AnonymousScope::Tenant);
+        let lone = a.principal(None, None).unwrap();
+        let session = a.principal(None, Some("s1")).unwrap();
+        assert_eq!(lone, session);
+        assert!(lone.lasting);
+        assert_eq!(lone.tenant, "acme");
+        let keyed = a.principal(Some("secret-key"), None).unwrap();
+        assert_ne!(keyed.scope, lone.scope, "keys stay principals of their own");
     }
 }

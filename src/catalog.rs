@@ -138,7 +138,8 @@ impl CatalogService {
     }
 
     /// The current view for `principal`; stores it as a changed_since baseline
-    /// the first time this version is seen.
+    /// the first time this version is seen (never for a principal no later
+    /// request can be: nobody could ask for changes since it).
     pub async fn view(&self, principal: &Principal) -> Result<CatalogView, EngineError> {
         let tenant = self.tenant(&principal.tenant).await?;
         let programs = self
@@ -148,7 +149,7 @@ impl CatalogService {
             .map_err(|e| EngineError::Failed(e.to_string()))?;
         let view = compose(&tenant, &programs);
         let marker = format!("{}\u{0}{}", principal.scope, view.version);
-        if !self.snapshots_written.contains_key(&marker) {
+        if principal.lasting && !self.snapshots_written.contains_key(&marker) {
             let stored = self
                 .store
                 .put_catalog_snapshot(

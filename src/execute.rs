@@ -218,6 +218,10 @@ async fn well_formed(
             lang.config.name
         )));
     }
+    if !principal.lasting {
+        // A deploy with test_run installs nothing.
+        refuse_unreachable_promises(req, deploy && req.test_run != Some(true))?;
+    }
     if let Some(p) = &req.program {
         checks::bounds(p, &lang.config.bounds)?;
         checks::step_count(&program::steps(p), &lang.config.bounds)?;
@@ -228,6 +232,33 @@ async fn well_formed(
         deploy,
         test_run: req.test_run == Some(true),
     })
+}
+
+/// A caller no later request can be (an anonymous request without a session
+/// under `anonymous_scope = "session"`) is refused whatever would store
+/// something only a later request could reach: a retained run, an idempotency
+/// claim, a promoted program. Checked before anything is written.
+fn refuse_unreachable_promises(req: &ExecuteRequest, deploy: bool) -> Result<(), RequestError> {
+    const WHO: &str = "this request carries no MCP session and no API key, so no later request can be the same caller";
+    if req.store == Some(true) {
+        return Err(RequestError::new(
+            RequestErrorKind::Unsupported,
+            format!(
+                "store: true cannot be honoured: {WHO}. For a retained run, call with an API key (Authorization: Bearer <key>) or open a session (initialize, then send its Mcp-Session-Id)"
+            ),
+        ));
+    }
+    if req.idempotency_key.is_some() {
+        return Err(RequestError::invalid(format!(
+            "idempotency_key cannot be honoured: {WHO} to be recognised on a retry. Remove it, or call with an API key or inside a session"
+        )));
+    }
+    if deploy {
+        return Err(RequestError::invalid(format!(
+            "mode \"deploy\" cannot be honoured: {WHO} to reach the promoted program. Use mode \"immediate\", or call with an API key or inside a session"
+        )));
+    }
+    Ok(())
 }
 
 /// A finished request: whether execution started, and the response.
@@ -437,10 +468,12 @@ async fn finish_started(
     } else {
         summarize(&full_steps)
     };
-    let retain = match req.store {
-        Some(flag) => flag,
-        None => lang.config.retention != "none",
-    };
+    // A caller no later request can be gets no record: nobody could fetch it.
+    let retain = principal.lasting
+        && match req.store {
+            Some(flag) => flag,
+            None => lang.config.retention != "none",
+        };
     if retain {
         let record = envelope(
             &run_id,

@@ -248,13 +248,27 @@ async fn health_and_readiness_follow_the_engine() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn sessionless_anonymous_requests_share_nothing() {
+async fn sessionless_anonymous_requests_are_promised_nothing_stored() {
     let env = TestEnv::start().await;
+    // Under anonymous_scope "session" no later request can be this caller, so
+    // a retained run is refused rather than promised.
     let run = stateless(
         &env.url,
         "tools/call",
         json!({"name": "run_workflow", "arguments": {"workflow": valid_program(), "mode": "immediate",
             "input": {"id": "cus_1"}, "store": true}}),
+        Some("run_workflow"),
+    )
+    .await;
+    assert_eq!(
+        run["result"]["structuredContent"]["error"]["kind"], "unsupported",
+        "{run}"
+    );
+    let run = stateless(
+        &env.url,
+        "tools/call",
+        json!({"name": "run_workflow", "arguments": {"workflow": valid_program(), "mode": "immediate",
+            "input": {"id": "cus_1"}}}),
         Some("run_workflow"),
     )
     .await;

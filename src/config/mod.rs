@@ -132,15 +132,65 @@ fn default_run_deadline() -> u64 {
     30_000
 }
 
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthConfig {
-    /// Anonymous access: each MCP session becomes its own principal inside
-    /// `anonymous_tenant`.
+    /// Anonymous access: callers without a key act inside `anonymous_tenant`.
     pub anonymous: bool,
     pub anonymous_tenant: String,
+    /// Who an anonymous principal is: `"session"` (each MCP session) or
+    /// `"tenant"` (every anonymous caller); see [`AnonymousScope`].
+    pub anonymous_scope: String,
     #[serde(rename = "key")]
     pub keys: Vec<ApiKeyConfig>,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        Self {
+            anonymous: false,
+            anonymous_tenant: String::new(),
+            anonymous_scope: AnonymousScope::Session.as_str().into(),
+            keys: Vec::new(),
+        }
+    }
+}
+
+impl AuthConfig {
+    /// The configured scope; `None` for a value `validate` reports.
+    pub fn scope(&self) -> Option<AnonymousScope> {
+        AnonymousScope::parse(&self.anonymous_scope)
+    }
+}
+
+/// What one anonymous principal covers (`auth.anonymous_scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AnonymousScope {
+    /// Each MCP session is a principal of its own. A request without a session
+    /// belongs to nobody a later request can be, so nothing is stored for it.
+    #[default]
+    Session,
+    /// Every anonymous caller is one principal of the anonymous tenant: a local
+    /// or single-user install, where clients without sessions (revision
+    /// 2026-07-28) still fetch their stored runs.
+    Tenant,
+}
+
+impl AnonymousScope {
+    pub fn parse(value: &str) -> Option<AnonymousScope> {
+        match value {
+            "session" => Some(AnonymousScope::Session),
+            "tenant" => Some(AnonymousScope::Tenant),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnonymousScope::Session => "session",
+            AnonymousScope::Tenant => "tenant",
+        }
+    }
 }
 
 /// One API key. Only its SHA-256 is stored.
@@ -303,6 +353,13 @@ impl Config {
                 "auth.anonymous_tenant",
                 "anonymous access is on but names no tenant".into(),
                 "set anonymous_tenant, or anonymous = false",
+            );
+        }
+        if self.auth.scope().is_none() {
+            problem(
+                "auth.anonymous_scope",
+                format!("'{}' is not an anonymous scope", self.auth.anonymous_scope),
+                "use \"session\" (each MCP session is its own anonymous principal) or \"tenant\" (every anonymous caller is one principal: a local or single-user install)",
             );
         }
         if !self.auth.anonymous && self.auth.keys.is_empty() {

@@ -1,18 +1,20 @@
 //! The HTTP front of `/mcp`, in front of rmcp's Streamable HTTP service:
-//! - a body that is not JSON gets a JSON-RPC `-32700` error object with
-//!   `id: null` (Part III §7.1; rmcp alone would answer a plain-text 4xx), and
-//!   a JSON body that is not a JSON-RPC message gets `-32600`;
+//! - carrier faults (method, size, `Accept`, `Content-Type`, a body that is
+//!   not a JSON-RPC message) are answered as JSON-RPC error objects by
+//!   [`carrier`], before rmcp sees the request, and any non-JSON error rmcp
+//!   still gives is rewritten the same way;
 //! - the caller's principal is resolved from the bearer key and the signed
 //!   session id, and attached to the request for the tools;
 //! - `initialize` answers carry a signed `Mcp-Session-Id`; later requests with
 //!   an unknown, forged, expired or revoked id get HTTP 404; DELETE revokes.
 
+use super::carrier::{self, INTERNAL_ERROR, INVALID_REQUEST, Message, SESSION_ERROR, rpc_error};
 use super::session::{Session, SessionSigner};
 use crate::auth::{AuthError, Principal, bearer};
 use crate::gateway::Gateway;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::http::{HeaderValue, Method, Request, Response, StatusCode};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::convert::Infallible;
 use std::sync::Arc;
 use tower::Service;
@@ -33,36 +35,27 @@ pub struct Front {
 /// The `/mcp` handler for every method.
 pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
     let (mut parts, body) = req.into_parts();
+    if parts.method != Method::POST && parts.method != Method::DELETE {
+        return carrier::method_not_allowed();
+    }
     let limit = front.gw.config.server.max_body_bytes;
-    let bytes = match axum::body::to_bytes(body, limit).await {
-        Ok(b) => b,
-        Err(_) => {
-            return rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                Value::Null,
-                -32600,
-                &format!("request body larger than {limit} bytes"),
-            );
-        }
+    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+        return carrier::too_large(limit);
     };
+    let id = || carrier::readable_id(&bytes);
     let mut is_initialize = false;
     if parts.method == Method::POST {
-        let message: Value = match serde_json::from_slice(&bytes) {
-            Ok(v) => v,
-            Err(e) => {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    Value::Null,
-                    -32700,
-                    &format!("Parse error: {e}"),
-                );
-            }
-        };
-        if let Some(problem) = not_jsonrpc(&message) {
-            let id = message.get("id").cloned().unwrap_or(Value::Null);
-            return rpc_error(StatusCode::BAD_REQUEST, id, -32600, problem);
+        if !carrier::accepts_json(&parts.headers) {
+            return carrier::not_acceptable(id());
         }
-        is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
+        if !carrier::is_json_content(&parts.headers) {
+            return carrier::unsupported_media_type(id());
+        }
+        match carrier::read_message(&bytes) {
+            Message::Valid { initialize } => is_initialize = initialize,
+            Message::Fault(response) => return response,
+        }
+        carrier::set_transport_accept(&mut parts.headers);
     }
     let key = bearer(&parts.headers).map(str::to_string);
     let token = parts
@@ -72,20 +65,20 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
         .map(str::to_string);
     // A new session on initialize; otherwise the one the token names.
     let (principal, session, new_session) = if is_initialize {
-        let id = SessionSigner::new_id();
-        match front.gw.auth.principal(key.as_deref(), Some(&id)) {
-            Ok(p) => (p, None, Some(id)),
-            Err(e) => return unauthorized(e),
+        let session_id = SessionSigner::new_id();
+        match front.gw.auth.principal(key.as_deref(), Some(&session_id)) {
+            Ok(p) => (p, None, Some(session_id)),
+            Err(e) => return unauthorized(e, id()),
         }
     } else if let Some(token) = &token {
-        match verify(&front, key.as_deref(), token).await {
+        match verify(&front, key.as_deref(), token, id).await {
             Ok((p, s)) => (p, Some(s), None),
             Err(resp) => return resp,
         }
     } else {
         match front.gw.auth.principal(key.as_deref(), None) {
             Ok(p) => (p, None, None),
-            Err(e) => return unauthorized(e),
+            Err(e) => return unauthorized(e, id()),
         }
     };
     if parts.method == Method::DELETE {
@@ -97,7 +90,7 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
                     Err(e) => rpc_error(
                         StatusCode::SERVICE_UNAVAILABLE,
                         Value::Null,
-                        -32603,
+                        INTERNAL_ERROR,
                         &format!("session store unavailable: {e}"),
                     ),
                 }
@@ -105,25 +98,26 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
             None => rpc_error(
                 StatusCode::BAD_REQUEST,
                 Value::Null,
-                -32600,
+                INVALID_REQUEST,
                 "DELETE needs the Mcp-Session-Id to end",
             ),
         };
     }
     let issued = new_session
         .as_ref()
-        .map(|id| front.signer.issue(id, &principal.scope));
+        .map(|session_id| front.signer.issue(session_id, &principal.scope));
     parts.extensions.insert(principal);
     // rmcp runs stateless: the session header is ours, not its.
     parts.headers.remove(SESSION_HEADER);
     let mut mcp = front.mcp.clone();
-    let mut response = match mcp
-        .call(Request::from_parts(parts, Body::from(bytes)))
+    let response = match mcp
+        .call(Request::from_parts(parts, Body::from(bytes.clone())))
         .await
     {
         Ok(r) => r,
         Err(never) => match never {},
     };
+    let mut response = carrier::normalize(response, id).await;
     if let Some(token) = issued
         && response.status().is_success()
         && let Ok(v) = HeaderValue::from_str(&token)
@@ -139,21 +133,22 @@ async fn verify(
     front: &Front,
     key: Option<&str>,
     token: &str,
+    id: impl Fn() -> Value,
 ) -> Result<(Principal, Session), Response<Body>> {
     let not_found = || {
         rpc_error(
             StatusCode::NOT_FOUND,
-            Value::Null,
-            -32001,
+            id(),
+            SESSION_ERROR,
             "Session not found",
         )
     };
-    let id = SessionSigner::session_id(token).ok_or_else(not_found)?;
+    let session_id = SessionSigner::session_id(token).ok_or_else(not_found)?;
     let principal = front
         .gw
         .auth
-        .principal(key, Some(id))
-        .map_err(unauthorized)?;
+        .principal(key, Some(session_id))
+        .map_err(|e| unauthorized(e, id()))?;
     let session = front
         .signer
         .verify(token, &principal.scope)
@@ -163,54 +158,18 @@ async fn verify(
         Ok(true) => Err(not_found()),
         Err(e) => Err(rpc_error(
             StatusCode::SERVICE_UNAVAILABLE,
-            Value::Null,
-            -32603,
+            id(),
+            INTERNAL_ERROR,
             &format!("session store unavailable: {e}"),
         )),
     }
 }
 
-/// Why a JSON value is not a JSON-RPC 2.0 message (single or batch).
-fn not_jsonrpc(message: &Value) -> Option<&'static str> {
-    let one = |m: &Value| -> Option<&'static str> {
-        let obj = m.as_object()?;
-        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return Some("Invalid Request: 'jsonrpc' must be \"2.0\"");
-        }
-        if !obj.contains_key("method") && !obj.contains_key("result") && !obj.contains_key("error")
-        {
-            return Some("Invalid Request: no 'method'");
-        }
-        None
-    };
-    match message {
-        Value::Object(_) => one(message),
-        _ => Some("Invalid Request: a JSON-RPC message is an object"),
-    }
-}
-
-fn unauthorized(e: AuthError) -> Response<Body> {
-    let mut r = rpc_error(
-        StatusCode::UNAUTHORIZED,
-        Value::Null,
-        -32001,
-        &e.to_string(),
-    );
+fn unauthorized(e: AuthError, id: Value) -> Response<Body> {
+    let mut r = rpc_error(StatusCode::UNAUTHORIZED, id, SESSION_ERROR, &e.to_string());
     r.headers_mut().insert(
         axum::http::header::WWW_AUTHENTICATE,
         HeaderValue::from_static("Bearer"),
-    );
-    r
-}
-
-/// A JSON-RPC error object as the HTTP body.
-pub fn rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Response<Body> {
-    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-    let mut r = Response::new(Body::from(Bytes::from(body.to_string())));
-    *r.status_mut() = status;
-    r.headers_mut().insert(
-        axum::http::header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
     );
     r
 }

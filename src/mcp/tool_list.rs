@@ -1,6 +1,7 @@
 //! The `tools/list` entries: names, cold-start descriptions (Part III §3.4),
-//! input schemas (strict for access tools per §4, permissive for loop tools
-//! per §4.6), `anyOf` output schemas (§6), annotations (§4.5) and the program
+//! input schemas (strict for access tools per §4; for loop tools per §4.6
+//! every reserved member has its JSON type and nothing more: no enums, no
+//! required runnable, open `additionalProperties`), `anyOf` output schemas (§6), annotations (§4.5) and the program
 //! declaration `_meta` (§5).
 
 use super::tools::{catalog, get_guide, manifest};
@@ -104,7 +105,7 @@ fn loop_tools(lang: &LanguageRuntime) -> Vec<ToolSpec> {
             "name": c.tools.validate,
             "title": format!("Validate a {name} program"),
             "description": format!("Validate stage for language {name}: checks the program in '{arg}' without running anything and returns diagnostics with closed codes (valid:false is a normal answer, fix and call again), the plan with risk hints when valid, and catalog_version."),
-            "inputSchema": {"type": "object", "properties": {arg: {}, "context": {}}, "required": [arg]},
+            "inputSchema": {"type": "object", "properties": {arg: program_schema(), "context": {"type": "object"}}, "required": [arg]},
             "outputSchema": any_of(vec![validate_shape()]),
             "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
             "_meta": declaration,
@@ -112,10 +113,10 @@ fn loop_tools(lang: &LanguageRuntime) -> Vec<ToolSpec> {
     }];
     if c.has_execute() {
         let mut props = Map::new();
-        props.insert(arg.clone(), json!({}));
+        props.insert(arg.clone(), program_schema());
         props.insert("program_ref".into(), json!({"type": "string"}));
         props.insert("input".into(), json!({"type": "object"}));
-        props.insert("context".into(), json!({}));
+        props.insert("context".into(), json!({"type": "object"}));
         props.insert("trace_level".into(), json!({"type": "string"}));
         props.insert("store".into(), json!({"type": "boolean"}));
         props.insert("expected_catalog_version".into(), json!({"type": "string"}));
@@ -162,6 +163,13 @@ fn loop_tools(lang: &LanguageRuntime) -> Vec<ToolSpec> {
             });
     }
     out
+}
+
+/// The program argument's schema: its JSON type only, so a client that
+/// builds arguments from the schema sends the program as that type, and every
+/// fault inside the program stays a diagnostic (Part III §4.6).
+fn program_schema() -> Value {
+    json!({"type": crate::language::PROGRAM_JSON_TYPE})
 }
 
 /// Every success shape plus the request-error shape (Part III §6).

@@ -1,0 +1,286 @@
+//! Carrier faults of `/mcp` (Part III §7.1): every HTTP answer that is not a
+//! tool result is a JSON-RPC error object with `content-type:
+//! application/json`, the code §7.1 names, and the request `id` when one could
+//! be read from the body (`null` otherwise).
+//!
+//! | HTTP | when                                              | code     |
+//! |------|---------------------------------------------------|----------|
+//! | 400  | the body is not JSON                              | `-32700` |
+//! | 400  | JSON, but not a valid JSON-RPC message            | `-32600` |
+//! | 400  | an unsupported `MCP-Protocol-Version` (rmcp)      | `-32600` |
+//! | 405  | an HTTP method other than POST and DELETE         | `-32600` |
+//! | 406  | an `Accept` that excludes every JSON type         | `-32600` |
+//! | 413  | a body over `server.max_body_bytes`               | `-32600` |
+//! | 415  | a `Content-Type` other than `application/json`    | `-32600` |
+//!
+//! Accept negotiation follows RFC 9110 §12.5.1: no `Accept`, `*/*`,
+//! `application/*` or `application/json` (with or without
+//! `text/event-stream`) all get the JSON answer, the only one this gateway
+//! gives. Any answer of rmcp's transport that still is not JSON is rewritten
+//! into the same shape ([`normalize`]).
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use rmcp::model::ClientJsonRpcMessage;
+use serde_json::{Value, json};
+
+/// JSON-RPC 2.0 codes used on the carrier.
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const INTERNAL_ERROR: i64 = -32603;
+/// MCP's code for a session or credential the server does not know.
+pub const SESSION_ERROR: i64 = -32001;
+
+/// The `Accept` rmcp's transport insists on; requests that passed our
+/// negotiation are handed on with it, and get JSON (the transport is in JSON
+/// response mode).
+const TRANSPORT_ACCEPT: &str = "application/json, text/event-stream";
+
+/// Largest rmcp error body read back when rewriting it as JSON-RPC.
+const MAX_PLAIN_BODY: usize = 64 * 1024;
+
+/// A JSON-RPC error object as the HTTP body.
+pub fn rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Response<Body> {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    let mut r = Response::new(Body::from(Bytes::from(body.to_string())));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// The request id of `body` when it is JSON with a valid JSON-RPC id (a
+/// string or an integer that fits an `i64`, as MCP's ids are); `null` when
+/// none can be read.
+pub fn readable_id(body: &[u8]) -> Value {
+    let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(body) else {
+        return Value::Null;
+    };
+    match message.get("id") {
+        Some(id @ Value::String(_)) => id.clone(),
+        Some(Value::Number(n)) if n.is_i64() => Value::Number(n.clone()),
+        _ => Value::Null,
+    }
+}
+
+/// Whether the `Accept` header admits an `application/json` answer. A range
+/// with `q=0` excludes; a range that cannot be parsed is ignored.
+pub fn accepts_json(headers: &HeaderMap) -> bool {
+    let values: Vec<&str> = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter(|v| !v.trim().is_empty())
+        .collect();
+    if values.is_empty() {
+        return true;
+    }
+    values
+        .iter()
+        .flat_map(|v| v.split(','))
+        .filter_map(|range| range.trim().parse::<mime::Mime>().ok())
+        .any(|range| {
+            let type_ok = range.type_() == mime::STAR
+                || (range.type_() == mime::APPLICATION
+                    && (range.subtype() == mime::STAR || range.subtype() == mime::JSON));
+            let weight = range
+                .get_param("q")
+                .map(|q| q.as_str().parse::<f32>().unwrap_or(0.0))
+                .unwrap_or(1.0);
+            type_ok && weight > 0.0
+        })
+}
+
+/// Hands a negotiated request on to the transport with the `Accept` it needs.
+pub fn set_transport_accept(headers: &mut HeaderMap) {
+    headers.insert(header::ACCEPT, HeaderValue::from_static(TRANSPORT_ACCEPT));
+}
+
+/// Whether `Content-Type` is `application/json` (parameters allowed).
+pub fn is_json_content(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<mime::Mime>().ok())
+        .is_some_and(|m| m.essence_str() == mime::APPLICATION_JSON.essence_str())
+}
+
+/// What a POST body is, read the way rmcp will read it.
+pub enum Message {
+    /// A JSON-RPC message rmcp accepts; `initialize` marks the handshake.
+    Valid { initialize: bool },
+    /// Not a JSON-RPC message: the fault to answer.
+    Fault(Response<Body>),
+}
+
+/// Reads a POST body as one JSON-RPC message: not JSON → `-32700` with `id:
+/// null`; JSON that is no valid message (wrong member types, an invalid id,
+/// a duplicate member, a batch) → `-32600` with the id when readable.
+pub fn read_message(body: &[u8]) -> Message {
+    match serde_json::from_slice::<ClientJsonRpcMessage>(body) {
+        Ok(ClientJsonRpcMessage::Request(r)) => Message::Valid {
+            initialize: matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_)),
+        },
+        Ok(_) => Message::Valid { initialize: false },
+        Err(typed) => Message::Fault(match serde_json::from_slice::<Value>(body) {
+            Err(e) => rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                PARSE_ERROR,
+                &format!("Parse error: {e}"),
+            ),
+            Ok(_) => rpc_error(
+                StatusCode::BAD_REQUEST,
+                readable_id(body),
+                INVALID_REQUEST,
+                &format!(
+                    "Invalid Request: not a valid JSON-RPC 2.0 request, notification or response ({typed})"
+                ),
+            ),
+        }),
+    }
+}
+
+/// 405 for every HTTP method `/mcp` does not serve.
+pub fn method_not_allowed() -> Response<Body> {
+    let mut r = rpc_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        Value::Null,
+        INVALID_REQUEST,
+        "HTTP method not allowed: send JSON-RPC messages with POST (and DELETE to end a session)",
+    );
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    r
+}
+
+/// 406 for an `Accept` that excludes every JSON type.
+pub fn not_acceptable(id: Value) -> Response<Body> {
+    rpc_error(
+        StatusCode::NOT_ACCEPTABLE,
+        id,
+        INVALID_REQUEST,
+        "Not Acceptable: this server answers application/json only; accept application/json (or */*), or send no Accept header",
+    )
+}
+
+/// 415 for a body that is not declared as JSON.
+pub fn unsupported_media_type(id: Value) -> Response<Body> {
+    rpc_error(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        id,
+        INVALID_REQUEST,
+        "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json",
+    )
+}
+
+/// 413 for a body over the transport limit.
+pub fn too_large(limit: usize) -> Response<Body> {
+    rpc_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        Value::Null,
+        INVALID_REQUEST,
+        &format!("request body larger than {limit} bytes"),
+    )
+}
+
+/// An error answer of rmcp's transport that is not JSON (e.g. its 400 for an
+/// unsupported `MCP-Protocol-Version`) becomes a JSON-RPC error object with
+/// the same status and its text as the message; every other answer passes.
+pub async fn normalize(response: Response<Body>, id: impl FnOnce() -> Value) -> Response<Body> {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<mime::Mime>().ok())
+        .is_some_and(|m| m.essence_str() == mime::APPLICATION_JSON.essence_str());
+    if status.is_success() || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, MAX_PLAIN_BODY)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_string()
+    } else {
+        text
+    };
+    let code = if status.is_server_error() {
+        INTERNAL_ERROR
+    } else if status == StatusCode::NOT_FOUND || status == StatusCode::UNAUTHORIZED {
+        SESSION_ERROR
+    } else {
+        INVALID_REQUEST
+    };
+    let mut out = rpc_error(status, id(), code, &message);
+    for name in [header::ALLOW, header::WWW_AUTHENTICATE] {
+        if let Some(v) = parts.headers.get(&name) {
+            out.headers_mut().insert(name, v.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(values: &[&str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append(header::ACCEPT, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn accept_negotiation_admits_every_range_that_covers_json() {
+        for ok in [
+            &[][..],
+            &["*/*"],
+            &["application/*"],
+            &["application/json"],
+            &["application/json, text/event-stream"],
+            &["text/event-stream", "application/json;q=0.5"],
+            &["text/html, */*;q=0.1"],
+            &[""],
+        ] {
+            assert!(accepts_json(&accept(ok)), "{ok:?}");
+        }
+        for refused in [
+            &["text/event-stream"][..],
+            &["text/html"],
+            &["application/xml"],
+            &["application/json;q=0"],
+            &["*/*;q=0, text/plain"],
+        ] {
+            assert!(!accepts_json(&accept(refused)), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn ids_are_read_only_when_valid() {
+        assert_eq!(readable_id(br#"{"id": 7}"#), json!(7));
+        assert_eq!(readable_id(br#"{"id": "a"}"#), json!("a"));
+        for no in [
+            &br#"{"id": 1.5}"#[..],
+            br#"{"id": 18446744073709551616}"#,
+            br#"{"id": null}"#,
+            br#"{"id": {}}"#,
+            b"not json",
+            br#"[{"id": 1}]"#,
+        ] {
+            assert_eq!(
+                readable_id(no),
+                Value::Null,
+                "{}",
+                String::from_utf8_lossy(no)
+            );
+        }
+    }
+}

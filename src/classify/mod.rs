@@ -21,7 +21,7 @@
 //! disable a rule:
 //!
 //! ```toml
-//! location_syntax = "legacy"            # or "jsonpath"; how the engine writes locations
+//! location_syntax = "legacy"            # or "jsonpath", or parts / a pattern (see `location`)
 //! redact = ['''\s*\(did you mean '[^']*'\?\)''']  # removed from any text passed through
 //!
 //! [[rule]]
@@ -99,7 +99,7 @@ use serde::{Deserialize, Serialize};
 pub use error::{RuleErrorKind, RuleFileError};
 pub use examples::{ExampleOutcome, ExampleReport, check_examples};
 pub use live::{Classifiers, RuleSource};
-pub use location::LocationSyntax;
+pub use location::{IndexForm, LocationParts, LocationSyntax};
 pub use table::RuleTable;
 pub use template::close_matches;
 

@@ -75,6 +75,44 @@ impl EngineMapping {
         None
     }
 
+    /// What an event is; `Err` carries a kind no table lists.
+    pub fn event_kind(&self, event: &serde_json::Value) -> Result<EventKind, String> {
+        let text = pick(event, &self.events.kind)
+            .and_then(value_text)
+            .unwrap_or_default();
+        self.lookup(&self.events.kinds, &text).copied().ok_or(text)
+    }
+
+    /// Whether a call event succeeded; a value no table lists is a failure.
+    pub fn call_ok(&self, event: &serde_json::Value) -> bool {
+        let text = pick(event, &self.events.ok_field)
+            .and_then(value_text)
+            .unwrap_or_default();
+        self.lookup(&self.events.outcomes, &text) == Some(&CallOutcome::Ok)
+    }
+
+    /// The arm a branch event took; `Err` carries an arm no table lists.
+    pub fn arm(&self, event: &serde_json::Value) -> Result<ArmMeaning, String> {
+        let text = pick(event, &self.events.arm)
+            .and_then(value_text)
+            .unwrap_or_default();
+        self.lookup(&self.events.arms, &text).copied().ok_or(text)
+    }
+
+    /// An event's loop counters, rebased so the first iteration is 1.
+    pub fn counters(&self, event: &serde_json::Value) -> Vec<u64> {
+        let shift = 1u64.saturating_sub(self.events.counter_base);
+        pick(event, &self.events.iter)
+            .and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(serde_json::Value::as_u64)
+                    .map(|n| n + shift)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The risk of an effect value; unknown values fail closed.
     pub fn effect_risk(&self, effect: &str) -> Option<&EffectRisk> {
         self.lookup(&self.effects, effect)

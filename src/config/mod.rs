@@ -7,10 +7,14 @@
 //! one folder.
 
 mod engine;
+mod engine_check;
 pub mod language;
 
 pub use engine::{
-    CatalogFields, CheckMapping, EffectRisk, EngineMapping, EventMapping, RunMapping, pick,
+    ArmMeaning, CallOutcome, CallPath, CatalogFields, CheckMapping, CheckMeaning, EffectRisk,
+    Encoding, Encodings, EngineMapping, EventKind, EventMapping, LevelMeaning, LogMapping,
+    OutputMapping, PLACEHOLDERS, PollMapping, RunMapping, RunMeaning, Runner, StateMeaning, pick,
+    pick_field, value_text,
 };
 pub use language::{CapabilityConfig, LanguageConfig, LoopTools};
 
@@ -120,6 +124,17 @@ pub struct EngineConfig {
     /// Default and maximum run deadline handed to the engine.
     #[serde(default = "default_run_deadline")]
     pub run_deadline_ms: u64,
+    /// Most calls this instance has open to the engine at once; further
+    /// calls wait for a free slot.
+    #[serde(default = "default_max_in_flight")]
+    pub max_in_flight: usize,
+    /// Extra attempts for calls that are safe to repeat (catalog, check,
+    /// status and log reads) after a transport failure or a 429/502/503/504.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    /// First wait before a retry; doubled for each further one.
+    #[serde(default = "default_retry_backoff")]
+    pub retry_backoff_ms: u64,
     /// How the engine's REST dialect maps onto Pilotage.
     #[serde(default)]
     pub mapping: EngineMapping,
@@ -127,6 +142,15 @@ pub struct EngineConfig {
 
 fn default_engine_timeout() -> u64 {
     5000
+}
+fn default_max_in_flight() -> usize {
+    64
+}
+fn default_retries() -> u32 {
+    2
+}
+fn default_retry_backoff() -> u64 {
+    50
 }
 fn default_run_deadline() -> u64 {
     30_000
@@ -290,6 +314,9 @@ impl Config {
                 format!("'{}' is not an http(s) URL", self.engine.url),
                 "set the engine base URL, e.g. http://127.0.0.1:7070",
             );
+        }
+        for (key, what, fix) in engine_check::engine_problems(&self.engine) {
+            problem(&key, what, &fix);
         }
         if !self.store.redis_url.is_empty() && !self.store.redis_url.starts_with("redis://") {
             problem(

@@ -1,12 +1,26 @@
 //! HTTP client for the engine's own REST API, read through the configured
 //! mapping (`[engine.mapping]`), so nothing here knows one dialect's names.
 //!
-//! Every call is bounded by a timeout. Failures are typed so the caller can
-//! route them to the right Pilotage channel: before execution starts they are
-//! `internal` request errors; once a run request was sent they are outcomes.
+//! Every call is bounded by a timeout and by `engine.max_in_flight`; calls that
+//! are safe to repeat (catalog, check, status and log reads) are retried with
+//! backoff. Failures are typed so the caller can route them to the right
+//! Pilotage channel: before execution starts they are `internal` request errors
+//! (`NotStarted`, `Unreachable`, `Failed`); once a run may have started they are
+//! outcomes (`RunBroken`).
 
-use crate::config::{EngineConfig, EngineMapping, pick};
-use serde_json::{Map, Value};
+pub mod answer;
+pub mod body;
+mod poll;
+
+use crate::config::{
+    CheckMeaning, EngineConfig, EngineMapping, LevelMeaning, RunMeaning, Runner, StateMeaning,
+    pick, value_text,
+};
+use answer::{error_paths, error_text, level_meaning, state_meaning, status_meaning};
+use body::Fill;
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One validation problem as the engine phrased it.
@@ -15,6 +29,8 @@ pub struct RawProblem {
     pub is_error: bool,
     pub text: String,
     pub location: Option<String>,
+    /// The engine's level when it is in no value table (counted as an error).
+    pub unknown_level: Option<String>,
 }
 
 /// Result of a conditional catalog fetch.
@@ -55,10 +71,26 @@ pub enum EngineError {
     /// The engine answered something the mapping cannot read, or an error status.
     #[error("engine error: {0}")]
     Failed(String),
+    /// The engine's run answer shows that nothing started.
+    #[error("the engine started nothing: {0}")]
+    NotStarted(String),
     /// A run request was sent and then failed; execution may have started.
     /// Carries whatever events the engine returned with its failure.
     #[error("engine failed during the run: {message}")]
     RunBroken { message: String, events: Vec<Value> },
+}
+
+/// One HTTP answer, read whole.
+struct Answer {
+    status: StatusCode,
+    etag: Option<String>,
+    text: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+    }
 }
 
 /// Client for one engine.
@@ -68,6 +100,9 @@ pub struct EngineClient {
     base: String,
     mapping: EngineMapping,
     call_timeout: Duration,
+    in_flight: Arc<tokio::sync::Semaphore>,
+    retries: u32,
+    retry_backoff: Duration,
 }
 
 impl EngineClient {
@@ -83,6 +118,9 @@ impl EngineClient {
             base: config.url.trim_end_matches('/').to_string(),
             mapping: config.mapping.clone(),
             call_timeout: Duration::from_millis(config.timeout_ms),
+            in_flight: Arc::new(tokio::sync::Semaphore::new(config.max_in_flight.max(1))),
+            retries: config.retries,
+            retry_backoff: Duration::from_millis(config.retry_backoff_ms),
         }
     }
 
@@ -92,6 +130,74 @@ impl EngineClient {
 
     fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
+    }
+
+    /// One call under the in-flight bound. A `safe` call is repeated with
+    /// backoff after a transport failure or an answer saying "try again"
+    /// (429, 502, 503, 504).
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        tenant: &str,
+        body: Option<&Value>,
+        headers: &[(reqwest::header::HeaderName, &str)],
+        timeout: Duration,
+        safe: bool,
+    ) -> Result<Answer, reqwest::Error> {
+        let mut delay = self.retry_backoff;
+        let mut attempt = 0;
+        loop {
+            let result = self
+                .attempt(method.clone(), path, tenant, body, headers, timeout)
+                .await;
+            let again = safe
+                && attempt < self.retries
+                && match &result {
+                    Err(_) => true,
+                    Ok(a) => matches!(a.status.as_u16(), 429 | 502 | 503 | 504),
+                };
+            if !again {
+                return result;
+            }
+            attempt += 1;
+            tracing::warn!(%path, attempt, "engine call failed; retrying");
+            tokio::time::sleep(delay).await;
+            delay *= 2;
+        }
+    }
+
+    async fn attempt(
+        &self,
+        method: Method,
+        path: &str,
+        tenant: &str,
+        body: Option<&Value>,
+        headers: &[(reqwest::header::HeaderName, &str)],
+        timeout: Duration,
+    ) -> Result<Answer, reqwest::Error> {
+        // The semaphore is never closed, so acquiring cannot fail.
+        let _permit = self.in_flight.acquire().await.ok();
+        let mut req = self
+            .http
+            .request(method, self.url(path))
+            .header(&self.mapping.tenant_header, tenant)
+            .timeout(timeout);
+        for (name, value) in headers {
+            req = req.header(name, *value);
+        }
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        let resp = req.send().await?;
+        let status = resp.status();
+        let etag = resp
+            .headers()
+            .get(reqwest::header::ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let text = resp.text().await?;
+        Ok(Answer { status, etag, text })
     }
 
     /// Readiness: the engine answers its health path.
@@ -112,35 +218,50 @@ impl EngineClient {
         etag: Option<&str>,
     ) -> Result<CatalogFetch, EngineError> {
         let m = &self.mapping.catalog;
-        let mut req = self
-            .http
-            .get(self.url(&m.path))
-            .header(&self.mapping.tenant_header, tenant)
-            .timeout(self.call_timeout);
-        if let Some(tag) = etag {
-            req = req.header(reqwest::header::IF_NONE_MATCH, tag);
-        }
-        let resp = req.send().await.map_err(transport_error)?;
-        if resp.status() == reqwest::StatusCode::NOT_MODIFIED {
+        let headers: Vec<_> = etag
+            .map(|t| (reqwest::header::IF_NONE_MATCH, t))
+            .into_iter()
+            .collect();
+        let answer = self
+            .call(Method::GET, &m.path, tenant, None, &headers, self.call_timeout, true)
+            .await
+            .map_err(transport_error)?;
+        if answer.status == StatusCode::NOT_MODIFIED {
             return Ok(CatalogFetch::NotModified);
         }
-        let etag = resp
-            .headers()
-            .get(reqwest::header::ETAG)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        let mut body = json_body(resp, "catalog").await?;
+        let mut body = self.success_json(&answer, "catalog")?;
         let pointer = format!("/{}", m.list.replace('.', "/"));
         match body
             .pointer_mut(if m.list.is_empty() { "" } else { &pointer })
             .map(Value::take)
         {
-            Some(Value::Array(capabilities)) => Ok(CatalogFetch::Fresh { etag, capabilities }),
+            Some(Value::Array(capabilities)) => Ok(CatalogFetch::Fresh {
+                etag: answer.etag,
+                capabilities,
+            }),
             _ => Err(EngineError::Failed(format!(
                 "catalog response has no '{}' array",
                 m.list
             ))),
         }
+    }
+
+    /// The body of a 2xx answer as JSON, or the error it carries.
+    fn success_json(&self, answer: &Answer, what: &str) -> Result<Value, EngineError> {
+        if !answer.status.is_success() {
+            let body = answer.json();
+            let text = if body.is_null() {
+                answer.text.chars().take(200).collect()
+            } else {
+                error_text(&body, &error_paths(&self.mapping, ""), answer.status)
+            };
+            return Err(EngineError::Failed(format!(
+                "{what} answered HTTP {}: {text}",
+                answer.status
+            )));
+        }
+        serde_json::from_str(&answer.text)
+            .map_err(|e| EngineError::Failed(format!("{what} answered invalid JSON: {e}")))
     }
 
     /// The engine's validator.
@@ -151,21 +272,27 @@ impl EngineClient {
         context: Option<&Value>,
     ) -> Result<Vec<RawProblem>, EngineError> {
         let m = &self.mapping.check;
-        let mut body = Map::new();
-        body.insert(m.program_field.clone(), program.clone());
-        if let Some(ctx) = context {
-            body.insert(m.context_field.clone(), ctx.clone());
-        }
-        let resp = self
-            .http
-            .post(self.url(&m.path))
-            .header(&self.mapping.tenant_header, tenant)
-            .timeout(self.call_timeout)
-            .json(&body)
-            .send()
+        let body = body::render(
+            &m.body,
+            &m.encodings,
+            &Fill {
+                program: Some(program),
+                context,
+                ..Fill::default()
+            },
+        );
+        let answer = self
+            .call(Method::POST, &m.path, tenant, Some(&body), &[], self.call_timeout, true)
             .await
             .map_err(transport_error)?;
-        let body = json_body(resp, "validator").await?;
+        let body = answer.json();
+        if status_meaning(&m.status, answer.status) != Some(CheckMeaning::Answer) {
+            return Err(EngineError::Failed(format!(
+                "validator answered HTTP {}: {}",
+                answer.status,
+                error_text(&body, &error_paths(&self.mapping, ""), answer.status)
+            )));
+        }
         let problems = pick(&body, &m.problems)
             .and_then(Value::as_array)
             .ok_or_else(|| {
@@ -178,16 +305,23 @@ impl EngineClient {
         let m = &self.mapping.check;
         items
             .iter()
-            .map(|p| RawProblem {
-                is_error: pick(p, &m.level).and_then(Value::as_str) != Some(&m.warning_level),
-                text: pick(p, &m.text)
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                location: pick(p, &m.location)
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string),
+            .map(|p| {
+                let level = pick(p, &m.level).and_then(value_text);
+                let meaning = level_meaning(&self.mapping, level.as_deref());
+                if let Err(unknown) = &meaning {
+                    tracing::warn!(level = %unknown, key = "engine.mapping.check.levels",
+                        "engine problem level in no value table; counted as an error");
+                }
+                RawProblem {
+                    is_error: meaning != Ok(LevelMeaning::Warning),
+                    text: pick(p, &m.text)
+                        .and_then(value_text)
+                        .unwrap_or_default(),
+                    location: pick(p, &m.location)
+                        .and_then(value_text)
+                        .filter(|s| !s.is_empty()),
+                    unknown_level: meaning.err(),
+                }
             })
             .collect()
     }
@@ -204,25 +338,24 @@ impl EngineClient {
         deadline: Duration,
     ) -> Result<RunReply, EngineError> {
         let m = &self.mapping.run;
-        let mut body = Map::new();
-        body.insert(m.program_field.clone(), program.clone());
-        body.insert(m.input_field.clone(), input.clone());
-        if let Some(ctx) = context {
-            body.insert(m.context_field.clone(), ctx.clone());
-        }
-        body.insert(m.trace_field.clone(), Value::Bool(true));
-        body.insert(m.dry_run_field.clone(), Value::Bool(dry_run));
-        body.insert(
-            m.deadline_field.clone(),
-            Value::from(deadline.as_millis() as u64),
+        let body = body::render(
+            &m.body,
+            &m.encodings,
+            &Fill {
+                program: Some(program),
+                input: Some(input),
+                context,
+                trace: Some(true),
+                dry_run: Some(dry_run),
+                deadline: Some(deadline),
+            },
         );
-        let resp = self
-            .http
-            .post(self.url(&m.path))
-            .header(&self.mapping.tenant_header, tenant)
-            .timeout(deadline + Duration::from_secs(5))
-            .json(&body)
-            .send()
+        let wait = match m.runner {
+            Runner::Sync => deadline + Duration::from_secs(5),
+            Runner::Async => self.call_timeout,
+        };
+        let answer = self
+            .call(Method::POST, &m.path, tenant, Some(&body), &[], wait, false)
             .await
             .map_err(|e| {
                 if e.is_connect() {
@@ -235,55 +368,125 @@ impl EngineClient {
                     }
                 }
             })?;
-        let status = resp.status();
-        let text = resp.text().await.map_err(|e| EngineError::RunBroken {
-            message: e.to_string(),
-            events: Vec::new(),
-        })?;
-        let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let body = answer.json();
         let events = pick(&body, &m.events)
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        if !status.is_success() {
-            let message = pick(&body, &m.error)
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("HTTP {status}"));
-            return Err(EngineError::RunBroken { message, events });
+        let meaning =
+            status_meaning(&m.status, answer.status).unwrap_or(RunMeaning::FailedIfStarted);
+        let message = || error_text(&body, &error_paths(&self.mapping, &m.error), answer.status);
+        match meaning {
+            RunMeaning::Answer => {}
+            RunMeaning::Rejected => return Ok(self.rejected(&body, &m.problems, message())),
+            RunMeaning::NotStarted => return Err(EngineError::NotStarted(message())),
+            RunMeaning::Failed => {
+                return Err(EngineError::RunBroken {
+                    message: message(),
+                    events,
+                });
+            }
+            RunMeaning::FailedIfStarted => {
+                let started = pick(&body, &m.run_id).and_then(value_text).is_some()
+                    || !events.is_empty();
+                return Err(if started {
+                    EngineError::RunBroken {
+                        message: message(),
+                        events,
+                    }
+                } else {
+                    EngineError::NotStarted(message())
+                });
+            }
         }
-        let state_value = pick(&body, &m.state).and_then(Value::as_str).unwrap_or("");
-        let state = if state_value == m.completed {
-            RunState::Completed
-        } else if state_value == m.failed {
-            RunState::Failed
-        } else if state_value == m.timed_out {
-            RunState::TimedOut
-        } else if state_value == m.rejected {
-            RunState::Rejected
-        } else {
-            return Err(EngineError::RunBroken {
-                message: format!("unknown run state '{state_value}'"),
-                events,
-            });
+        match m.runner {
+            Runner::Sync => {
+                let result = pick(&body, &m.result).cloned().unwrap_or(Value::Null);
+                let result = if m.result_encoded { decode(result) } else { result };
+                let paths = ReplyPaths {
+                    state: &m.state,
+                    error: &m.error,
+                    problems: &m.problems,
+                };
+                self.reply(&body, result, events, &paths)
+            }
+            Runner::Async => poll::finish(self, tenant, &body, deadline).await,
+        }
+    }
+
+    /// A rejected run: problems at `problems_path`.
+    fn rejected(&self, body: &Value, problems_path: &str, message: String) -> RunReply {
+        RunReply {
+            engine_run_id: pick(body, &self.mapping.run.run_id).and_then(value_text),
+            state: RunState::Rejected,
+            result: Value::Null,
+            error: Some(message),
+            events: Vec::new(),
+            problems: pick(body, problems_path)
+                .and_then(Value::as_array)
+                .map(|p| self.problems(p))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// A run answer: state, error and problems read from `status` at `paths`,
+    /// with the result and the events already in hand.
+    fn reply(
+        &self,
+        status: &Value,
+        result: Value,
+        events: Vec<Value>,
+        paths: &ReplyPaths<'_>,
+    ) -> Result<RunReply, EngineError> {
+        let m = &self.mapping.run;
+        let message = || error_text(status, &error_paths(&self.mapping, paths.error), StatusCode::OK);
+        let state = match state_meaning(&self.mapping, pick(status, paths.state)) {
+            Ok(StateMeaning::Completed) => RunState::Completed,
+            Ok(StateMeaning::Failed) => RunState::Failed,
+            Ok(StateMeaning::TimedOut) => RunState::TimedOut,
+            Ok(StateMeaning::Rejected) => RunState::Rejected,
+            Ok(StateMeaning::Broken) | Ok(StateMeaning::Running) => {
+                return Err(EngineError::RunBroken {
+                    message: message(),
+                    events,
+                });
+            }
+            Err(unknown) => {
+                tracing::warn!(state = %unknown, key = "engine.mapping.run.states",
+                    "engine run state in no value table; read as a broken run");
+                return Err(EngineError::RunBroken {
+                    message: format!("unknown run state '{unknown}'"),
+                    events,
+                });
+            }
         };
-        let problems = pick(&body, &m.problems)
+        let problems = pick(status, paths.problems)
             .and_then(Value::as_array)
             .map(|p| self.problems(p))
             .unwrap_or_default();
         Ok(RunReply {
-            engine_run_id: pick(&body, &m.run_id).map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            }),
+            engine_run_id: pick(status, &m.run_id).and_then(value_text),
             state,
-            result: pick(&body, &m.result).cloned().unwrap_or(Value::Null),
-            error: pick(&body, &m.error)
-                .and_then(Value::as_str)
-                .map(str::to_string),
+            result,
+            error: crate::config::pick_field(status, paths.error).and_then(value_text),
             events,
             problems,
         })
+    }
+}
+
+/// Where a status answer keeps its state, error and problems.
+struct ReplyPaths<'a> {
+    state: &'a str,
+    error: &'a str,
+    problems: &'a str,
+}
+
+/// JSON encoded inside a string, decoded; anything else as it is.
+pub fn decode(value: Value) -> Value {
+    match &value {
+        Value::String(s) => serde_json::from_str(s).unwrap_or(value),
+        _ => value,
     }
 }
 
@@ -293,20 +496,4 @@ fn transport_error(e: reqwest::Error) -> EngineError {
     } else {
         EngineError::Failed(e.to_string())
     }
-}
-
-async fn json_body(resp: reqwest::Response, what: &str) -> Result<Value, EngineError> {
-    let status = resp.status();
-    let text = resp
-        .text()
-        .await
-        .map_err(|e| EngineError::Failed(format!("{what}: {e}")))?;
-    if !status.is_success() {
-        return Err(EngineError::Failed(format!(
-            "{what} answered HTTP {status}: {}",
-            text.chars().take(200).collect::<String>()
-        )));
-    }
-    serde_json::from_str(&text)
-        .map_err(|e| EngineError::Failed(format!("{what} answered invalid JSON: {e}")))
 }

@@ -254,7 +254,8 @@ fn template(pairs: &[(&str, &str)]) -> toml::Value {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
 pub enum Encoding {
-    /// `boolean`, `milliseconds`, `seconds`, `json` or `json_string`.
+    /// `boolean`, `milliseconds`, `seconds` (fractional when needed),
+    /// `whole_seconds` (rounded up), `json` or `json_string`.
     Named(String),
     /// For a switch: the value sent when on, and the one sent when off.
     Pair([String; 2]),

@@ -82,10 +82,14 @@ fn switch(on: bool, encoding: &Encoding) -> Option<Value> {
 }
 
 fn duration(d: Duration, encoding: &Encoding) -> Option<Value> {
-    Some(Value::from(match encoding {
-        Encoding::Named(n) if n == "seconds" => seconds_up(d),
-        _ => d.as_millis() as u64,
-    }))
+    let ms = d.as_millis() as u64;
+    Some(match encoding {
+        // Whole seconds stay integers; anything else keeps its milliseconds.
+        Encoding::Named(n) if n == "seconds" && ms % 1000 == 0 => Value::from(ms / 1000),
+        Encoding::Named(n) if n == "seconds" => Value::from(ms as f64 / 1000.0),
+        Encoding::Named(n) if n == "whole_seconds" => Value::from(seconds_up(d)),
+        _ => Value::from(ms),
+    })
 }
 
 /// Whole seconds, rounded up so the engine never gets less time than asked.
@@ -96,7 +100,7 @@ fn seconds_up(d: Duration) -> u64 {
 /// The deadline the engine is actually given under `encoding`.
 pub fn effective_deadline(d: Duration, encoding: &Encoding) -> Duration {
     match encoding {
-        Encoding::Named(n) if n == "seconds" => Duration::from_secs(seconds_up(d)),
+        Encoding::Named(n) if n == "whole_seconds" => Duration::from_secs(seconds_up(d)),
         _ => d,
     }
 }
@@ -106,7 +110,7 @@ pub fn encoding_problem(placeholder: &str, encoding: &Encoding) -> Option<String
     let allowed: &[&str] = match placeholder {
         "program" | "input" | "context" => &["json", "json_string"],
         "trace" | "dry_run" => &["boolean"],
-        "deadline" => &["milliseconds", "seconds"],
+        "deadline" => &["milliseconds", "seconds", "whole_seconds"],
         _ => &[],
     };
     match encoding {
@@ -179,14 +183,28 @@ mod tests {
                 program: Some(&program),
                 trace: Some(true),
                 dry_run: Some(true),
-                deadline: Some(Duration::from_millis(1500)),
+                deadline: Some(Duration::from_millis(2500)),
                 ..Fill::default()
             },
         );
         assert_eq!(
             body,
             json!({"spec": {"document": "{\"steps\":[]}"},
-                "options": {"mode": "SIMULATE", "record": true, "timeoutSeconds": 2, "tag": "gateway"}})
+                "options": {"mode": "SIMULATE", "record": true, "timeoutSeconds": 2.5, "tag": "gateway"}})
+        );
+        let whole = Encodings {
+            deadline: Encoding::Named("whole_seconds".into()),
+            ..Encodings::default()
+        };
+        let fill = Fill {
+            deadline: Some(Duration::from_millis(1500)),
+            ..Fill::default()
+        };
+        let flat: toml::Value = toml::from_str(r#"t = "{{deadline}}""#).unwrap();
+        assert_eq!(render(&flat, &whole, &fill), json!({"t": 2}));
+        assert_eq!(
+            render(&flat, &Encodings::default(), &fill),
+            json!({"t": 1500})
         );
     }
 

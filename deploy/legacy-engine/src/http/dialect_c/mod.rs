@@ -191,9 +191,9 @@ fn run_request(body: &Map<String, Value>) -> Result<RunRequest, String> {
     let seconds = match options.get("timeoutSeconds") {
         None | Some(Value::Null) => None,
         Some(v) => Some(
-            v.as_u64()
-                .filter(|s| *s > 0)
-                .ok_or("options.timeoutSeconds must be a positive integer")?,
+            v.as_f64()
+                .filter(|s| *s > 0.0 && s.is_finite())
+                .ok_or("options.timeoutSeconds must be a positive number")?,
         ),
     };
     Ok(RunRequest {
@@ -202,7 +202,7 @@ fn run_request(body: &Map<String, Value>) -> Result<RunRequest, String> {
         context: spec.context,
         trace: word(&options, "events", "ALL", "NONE")?,
         dry_run: word(&options, "mode", "SIMULATE", "LIVE")?,
-        deadline_ms: seconds.map(|s| s * 1000),
+        deadline_ms: seconds.map(|s| (s * 1000.0).ceil() as u64),
     })
 }
 

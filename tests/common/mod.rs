@@ -194,7 +194,7 @@ pub fn dialect() -> Option<String> {
         .filter(|d| !d.is_empty() && d != "a")
 }
 
-fn apply_dialect(cfg: &mut Config, dialect: &str) {
+pub fn apply_dialect(cfg: &mut Config, dialect: &str) {
     let path = repo_path(&format!("deploy/gateway.dialect-{dialect}.toml"));
     let text = std::fs::read_to_string(&path).expect("read the dialect's config");
     let other = Config::parse(&text, &path).expect("parse the dialect's config");

@@ -498,6 +498,19 @@ pub enum EventKind {
     LoopExit,
 }
 
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Call => "call",
+            EventKind::Set => "set",
+            EventKind::Branch => "branch",
+            EventKind::LoopEnter => "loop_enter",
+            EventKind::LoopNext => "loop_next",
+            EventKind::LoopExit => "loop_exit",
+        }
+    }
+}
+
 /// Which arm a branch took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -240,10 +240,35 @@ impl EngineClient {
                 capabilities,
             }),
             _ => Err(EngineError::Failed(format!(
-                "catalog response has no '{}' array",
+                "catalog response has no '{}' array (engine.mapping.catalog.list)",
                 m.list
             ))),
         }
+    }
+
+    /// For `check-config --probe`: the catalog call for `tenant` (one the
+    /// engine should not know). `None` when the engine answered 2xx; else the
+    /// status and the error text the mapping's `error_paths` find (`None`:
+    /// nothing found).
+    pub async fn error_answer(
+        &self,
+        tenant: &str,
+    ) -> Result<Option<(StatusCode, Option<String>)>, EngineError> {
+        let answer = self
+            .call(Method::GET, &self.mapping.catalog.path, tenant, None, &[], self.call_timeout, false)
+            .await
+            .map_err(transport_error)?;
+        if answer.status.is_success() {
+            return Ok(None);
+        }
+        let body = answer.json();
+        let found = self
+            .mapping
+            .error_paths
+            .iter()
+            .filter(|p| !p.is_empty())
+            .find_map(|p| pick(&body, p).and_then(value_text));
+        Ok(Some((answer.status, found)))
     }
 
     /// The body of a 2xx answer as JSON, or the error it carries.
@@ -288,7 +313,7 @@ impl EngineClient {
         let body = answer.json();
         if status_meaning(&m.status, answer.status) != Some(CheckMeaning::Answer) {
             return Err(EngineError::Failed(format!(
-                "validator answered HTTP {}: {}",
+                "validator answered HTTP {} (engine.mapping.check.status): {}",
                 answer.status,
                 error_text(&body, &error_paths(&self.mapping, ""), answer.status)
             )));
@@ -296,7 +321,10 @@ impl EngineClient {
         let problems = pick(&body, &m.problems)
             .and_then(Value::as_array)
             .ok_or_else(|| {
-                EngineError::Failed(format!("validator response has no '{}' array", m.problems))
+                EngineError::Failed(format!(
+                    "validator response has no '{}' array (engine.mapping.check.problems)",
+                    m.problems
+                ))
             })?;
         Ok(self.problems(problems))
     }

@@ -134,3 +134,81 @@ fn uses(template: &toml::Value, name: &str) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+    use std::path::Path;
+
+    /// The `engine…` problems of a config with `engine_keys` under
+    /// `[engine]` and then the `mapping` tables.
+    fn problems(engine_keys: &str, mapping: &str) -> Vec<String> {
+        let text = format!(
+            "[session]\nsecret = \"0123456789abcdef0123\"\n\
+             [engine]\nurl = \"http://127.0.0.1:1\"\n{engine_keys}\n{mapping}\n"
+        );
+        Config::parse(&text, Path::new("gateway.toml"))
+            .expect("parses")
+            .validate()
+            .into_iter()
+            .filter(|p| p.key.starts_with("engine"))
+            .map(|p| format!("{}: {}", p.key, p.problem))
+            .collect()
+    }
+
+    #[test]
+    fn the_defaults_are_a_valid_mapping() {
+        assert!(problems("", "").is_empty(), "{:?}", problems("", ""));
+    }
+
+    #[test]
+    fn every_wrong_mapping_key_is_named() {
+        for (engine_keys, mapping, key) in [
+            ("", "[engine.mapping.run]\nbody = { workflow = \"{{programme}}\" }", "engine.mapping.run.body.workflow"),
+            ("", "[engine.mapping.check]\nbody = { ctx = \"{{context}}\" }", "engine.mapping.check.body"),
+            ("", "[engine.mapping.run.encodings]\ndeadline = \"minutes\"", "engine.mapping.run.encodings.deadline"),
+            ("", "[engine.mapping.run.encodings]\ndry_run = \"seconds\"", "engine.mapping.run.encodings.dry_run"),
+            ("", "[engine.mapping.run]\nstatus = { \"5XX\" = \"failed\" }", "engine.mapping.run.status.\"5XX\""),
+            ("", "[engine.mapping.events]\ncounter_base = 2", "engine.mapping.events.counter_base"),
+            ("", "[engine.mapping.run]\nstates = { DONE = \"failed\" }", "engine.mapping.run.states"),
+            ("", "[engine.mapping.run]\nrunner = \"async\"", "engine.mapping.run.poll.path"),
+            (
+                "",
+                "[engine.mapping.run]\nrunner = \"async\"\nstates = { OK = \"completed\", GO = \"running\" }\n\
+                 poll = { path = \"/r/{run_id}\" }\nlog = { path = \"/r/{run_id}/log\", next = \"more\" }",
+                "engine.mapping.run.log.path",
+            ),
+            ("max_in_flight = 0", "", "engine.max_in_flight"),
+        ] {
+            let found = problems(engine_keys, mapping);
+            assert!(
+                found.iter().any(|p| p.starts_with(&format!("{key}:"))),
+                "{key} not named for {mapping:?}: {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_search_path_is_tried_before_the_config_directory() {
+        let dir = std::env::temp_dir().join(format!("pilotage-search-{}", std::process::id()));
+        let shared = dir.join("shared");
+        std::fs::create_dir_all(shared.join("rules")).unwrap();
+        std::fs::write(shared.join("rules/x.toml"), "").unwrap();
+        let mut config = Config::parse(
+            "[engine]\nurl = \"http://127.0.0.1:1\"\n",
+            &dir.join("etc/gateway.toml"),
+        )
+        .unwrap();
+        config.apply_env(|k| {
+            (k == "PILOTAGE_SEARCH_PATH").then(|| format!("missing:{}", shared.display()))
+        });
+        assert_eq!(config.resolve("rules/x.toml"), shared.join("rules/x.toml"));
+        assert_eq!(
+            config.resolve("rules/y.toml"),
+            dir.join("etc/rules/y.toml"),
+            "not found on the search path: next to the file"
+        );
+        assert_eq!(config.resolve("/abs/z"), Path::new("/abs/z"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

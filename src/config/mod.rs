@@ -61,6 +61,11 @@ pub struct ServerConfig {
     /// Reload classifier rules and guides when their files change (and on
     /// SIGHUP) without a restart.
     pub watch_files: bool,
+    /// Directories searched, in order, for the relative guide and rule paths
+    /// of `[[language]]` before the configuration file's own directory
+    /// (`PILOTAGE_SEARCH_PATH`, entries separated by `:`). Relative entries
+    /// are relative to the configuration file.
+    pub search_path: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -71,6 +76,7 @@ impl Default for ServerConfig {
             max_body_bytes: 4 * 1024 * 1024,
             instance: "gateway".into(),
             watch_files: true,
+            search_path: Vec::new(),
         }
     }
 }
@@ -270,16 +276,29 @@ impl Config {
         if let Some(v) = get("PILOTAGE_INSTANCE") {
             self.server.instance = v;
         }
+        if let Some(v) = get("PILOTAGE_SEARCH_PATH") {
+            self.server.search_path = v
+                .split(':')
+                .filter(|d| !d.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
     }
 
-    /// Resolves a path from the configuration file against its directory.
+    /// Resolves a path from the configuration file: absolute paths stay; a
+    /// relative one is looked up in each `server.search_path` directory in
+    /// turn, and otherwise taken relative to the configuration file.
     pub fn resolve(&self, p: &str) -> PathBuf {
         let path = Path::new(p);
         if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            self.base_dir.join(path)
+            return path.to_path_buf();
         }
+        self.server
+            .search_path
+            .iter()
+            .map(|dir| self.base_dir.join(dir).join(path))
+            .find(|candidate| candidate.exists())
+            .unwrap_or_else(|| self.base_dir.join(path))
     }
 
     /// Every problem, each naming file, key and fix.

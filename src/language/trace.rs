@@ -313,6 +313,36 @@ mod tests {
     }
 
     #[test]
+    fn value_tables_and_the_counter_base_are_honoured() {
+        let program = json!({"steps": [
+            {"id": "l", "kind": "for_each", "do": [
+                {"id": "b", "kind": "branch", "when": {}, "then": [{"id": "c", "kind": "call", "capability": "x"}]}]}
+        ]});
+        let mut mapping = EngineMapping::default();
+        mapping.case_insensitive_values = true;
+        mapping.events.counter_base = 0;
+        mapping.events.outcomes = [("OK".to_string(), crate::config::CallOutcome::Ok)].into();
+        let events = vec![
+            json!({"type": "LOOP_ENTER", "step": "l", "count": 1, "iter": []}),
+            json!({"type": "Loop_Next", "step": "l", "iter": []}),
+            json!({"type": "BRANCH", "step": "b", "arm": "THEN", "iter": [0]}),
+            json!({"type": "heartbeat", "step": "l", "iter": []}),
+            json!({"type": "CALL", "step": "c", "capability": "x", "status": "ok", "iter": [0]}),
+            json!({"type": "CALL", "step": "c", "capability": "x", "status": "MAYBE", "iter": [0]}),
+        ];
+        let t = map_events(&events, &mapping, &steps(&program), RunEnd::Failed);
+        let ids: Vec<_> = t.iter().map(|s| s["id"].as_str().unwrap()).collect();
+        assert_eq!(
+            ids,
+            ["l", "b#1", "c#1", "c#1"],
+            "counted from 1; the unknown kind left out"
+        );
+        assert_eq!(t[1]["decisions"][0]["took"], "then", "THEN read as then");
+        assert_eq!(t[2]["outcome"]["status"], "success", "ok read as OK");
+        assert_eq!(t[3]["outcome"]["status"], "error", "an unknown outcome fails");
+    }
+
+    #[test]
     fn zero_iteration_loop_exits_once() {
         let events = vec![
             json!({"type": "loop_enter", "step": "l", "count": 0, "iter": []}),

@@ -285,16 +285,20 @@ impl CatalogService {
             .and_then(Value::as_str)
             .unwrap_or("");
         // An unmapped effect is treated as the most dangerous one: fail closed.
-        let risk = self.mapping.effect_risk(effect).cloned().unwrap_or_else(|| {
-            tracing::warn!(%effect, capability = %id, key = "engine.mapping.effects",
+        let risk = self
+            .mapping
+            .effect_risk(effect)
+            .cloned()
+            .unwrap_or_else(|| {
+                tracing::warn!(%effect, capability = %id, key = "engine.mapping.effects",
                 "engine effect in no value table; the capability counts as destructive");
-            EffectRisk {
-                risk: "destructive".into(),
-                read_only: false,
-                destructive: true,
-                open_world: true,
-            }
-        });
+                EffectRisk {
+                    risk: "destructive".into(),
+                    read_only: false,
+                    destructive: true,
+                    open_world: true,
+                }
+            });
         let hints = RiskHints {
             read_only: risk.read_only,
             destructive: risk.destructive,
@@ -310,7 +314,9 @@ impl CatalogService {
         let mut e = Map::new();
         e.insert("id".into(), Value::String(id.clone()));
         e.insert("kind".into(), Value::String(KIND_CAPABILITY.into()));
-        let name = pick_field(cap, &f.title).and_then(Value::as_str).unwrap_or(&id);
+        let name = pick_field(cap, &f.title)
+            .and_then(Value::as_str)
+            .unwrap_or(&id);
         e.insert("name".into(), Value::String(name.to_string()));
         if let Some(d) = pick_field(cap, &f.description).and_then(Value::as_str) {
             e.insert("description".into(), Value::String(d.to_string()));

@@ -662,9 +662,9 @@ fn input_findings(program: &Value, record: Option<&Value>, input: &Value) -> Vec
 /// Whether a call completed before the failure (side effects may exist).
 fn any_call_succeeded(events: &[Value], gw: &Gateway) -> bool {
     let mapping = gw.engine.mapping();
-    events.iter().any(|e| {
-        mapping.event_kind(e) == Ok(crate::config::EventKind::Call) && mapping.call_ok(e)
-    })
+    events
+        .iter()
+        .any(|e| mapping.event_kind(e) == Ok(crate::config::EventKind::Call) && mapping.call_ok(e))
 }
 
 async fn write_with_retry(

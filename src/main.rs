@@ -69,9 +69,7 @@ fn main() -> ExitCode {
         match args.command {
             Command::Serve { config } => serve(&config).await,
             Command::Demo { config, engine_bin } => cli::demo::run(&config, engine_bin).await,
-            Command::CheckConfig { config, probe } => {
-                cli::check_config::run(&config, &probe).await
-            }
+            Command::CheckConfig { config, probe } => cli::check_config::run(&config, &probe).await,
             Command::Classify(a) => cli::classify::run(a),
         }
     })

@@ -47,7 +47,11 @@ async fn a_run_answer_showing_nothing_started_is_internal_and_not_replayed() {
     let key = unique("key");
     let args = json!({"workflow": program, "mode": "immediate", "idempotency_key": key});
     let refused = c.call("run_workflow", args.clone()).await;
-    assert!(refused.is_error, "a request error, not an outcome: {}", refused.structured);
+    assert!(
+        refused.is_error,
+        "a request error, not an outcome: {}",
+        refused.structured
+    );
     assert_eq!(refused.structured["error"]["kind"], "internal");
     let after = env.engine.state("acme").await;
     assert_eq!(after["runs"], before["runs"], "the engine started no run");
@@ -94,7 +98,11 @@ async fn the_async_runner_cancels_a_run_past_its_deadline() {
         .await;
     env.engine.faults(json!({})).await;
     assert!(!r.is_error, "{}", r.structured);
-    assert_eq!(r.structured["outcome"]["status"], "timeout", "{}", r.structured);
+    assert_eq!(
+        r.structured["outcome"]["status"], "timeout",
+        "{}",
+        r.structured
+    );
     assert!(
         r.structured["outcome"]["error"]
             .as_str()
@@ -130,10 +138,20 @@ async fn http_422_answers_carry_problems_at_their_paths() {
     let problems = client.check("acme", &program, None).await.expect("check");
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(problems[0].is_error && problems[0].unknown_level.is_none());
-    assert_eq!(problems[0].location.as_deref(), Some("flow.steps.1.capability"));
+    assert_eq!(
+        problems[0].location.as_deref(),
+        Some("flow.steps.1.capability")
+    );
 
     let reply = client
-        .run("acme", &program, &json!({}), None, true, Duration::from_secs(5))
+        .run(
+            "acme",
+            &program,
+            &json!({}),
+            None,
+            true,
+            Duration::from_secs(5),
+        )
         .await
         .expect("a rejection is an answer");
     assert_eq!(reply.state, RunState::Rejected);
@@ -175,11 +193,22 @@ async fn the_async_runner_reads_result_and_paged_log() {
              "then": [{"id": "s", "kind": "set", "value": "$.item"}]}]}],
         "output": {"n": "$.input.xs"}});
     let reply = client
-        .run("acme", &program, &json!({"xs": [1, 2, 3]}), None, true, Duration::from_secs(5))
+        .run(
+            "acme",
+            &program,
+            &json!({"xs": [1, 2, 3]}),
+            None,
+            true,
+            Duration::from_secs(5),
+        )
         .await
         .expect("run");
     assert_eq!(reply.state, RunState::Completed, "{reply:?}");
-    assert_eq!(reply.result, json!({"n": [1, 2, 3]}), "decoded from its string");
+    assert_eq!(
+        reply.result,
+        json!({"n": [1, 2, 3]}),
+        "decoded from its string"
+    );
     // enter + 3 × (next + decide) + 2 sets + exit = 10 records: three pages of 4.
     assert_eq!(reply.events.len(), 10, "{:?}", reply.events);
     let mapping = &cfg.engine.mapping;
@@ -192,6 +221,9 @@ async fn the_async_runner_reads_result_and_paged_log() {
     );
     let ids: Vec<&str> = trace.iter().map(|s| s["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["l", "b#1", "b#2", "s#2", "b#3", "s#3"]);
-    assert_eq!(trace[1]["decisions"][0]["took"], "else", "ELSE read as else");
+    assert_eq!(
+        trace[1]["decisions"][0]["took"], "else",
+        "ELSE read as else"
+    );
     assert_eq!(trace[2]["decisions"][0]["took"], "then");
 }

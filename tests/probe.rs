@@ -21,13 +21,19 @@ fn config_with(base: &str, edit: impl Fn(String) -> String, rules: Option<String
     let mut text = std::fs::read_to_string(repo_path(base)).expect("read base config");
     text = text
         .replace("\"../guides/", &format!("\"{}guides/", repo.display()))
-        .replace("\"../classifiers/", &format!("\"{}classifiers/", repo.display()));
+        .replace(
+            "\"../classifiers/",
+            &format!("\"{}classifiers/", repo.display()),
+        );
     if let Some(rules) = rules {
         let file = dir.join("rules.toml");
         std::fs::write(&file, rules).expect("write rules");
         text = regex::Regex::new(r#"classifier = "[^"]*""#)
             .unwrap()
-            .replace(&text, format!("classifier = {:?}", file.display().to_string()).as_str())
+            .replace(
+                &text,
+                format!("classifier = {:?}", file.display().to_string()).as_str(),
+            )
             .into_owned();
     }
     let path = dir.join("gateway.toml");
@@ -81,7 +87,10 @@ fn the_shipped_mappings_pass_against_their_dialects() {
         let (code, out) = probe(&repo_path(config), &engine);
         assert_eq!(code, 0, "dialect {dialect}:\n{out}");
         assert!(out.contains("probe: ok"), "{out}");
-        assert!(out.contains("found   engine.mapping.events.counter_base"), "{out}");
+        assert!(
+            out.contains("found   engine.mapping.events.counter_base"),
+            "{out}"
+        );
     }
 }
 
@@ -89,30 +98,42 @@ fn the_shipped_mappings_pass_against_their_dialects() {
 fn wrong_mappings_of_dialect_a_fail_naming_the_key() {
     let engine = Engine::spawn(&[]);
     let base = "deploy/gateway.local.toml";
-    let cases: Vec<(Box<dyn Fn(String) -> String>, &str)> = vec![
-        (Box::new(append("[engine.mapping.check]\nerror_level = \"ERR\"")), "engine.mapping.check.error_level"),
-        (Box::new(append("[engine.mapping.events]\ncounter_base = 0")), "engine.mapping.events.counter_base"),
-        (Box::new(append("[engine.mapping.catalog]\ntitle = \"label\"")), "engine.mapping.catalog.title"),
-        (Box::new(append("[engine.mapping]\nerror_paths = [\"message\"]")), "engine.mapping.error_paths"),
+    let cases: Vec<(&'static str, &str)> = vec![
         (
-            Box::new(append("[engine.mapping.run]\nstates = { DONE = \"completed\", FAILED = \"failed\" }")),
+            "[engine.mapping.check]\nerror_level = \"ERR\"",
+            "engine.mapping.check.error_level",
+        ),
+        (
+            "[engine.mapping.events]\ncounter_base = 0",
+            "engine.mapping.events.counter_base",
+        ),
+        (
+            "[engine.mapping.catalog]\ntitle = \"label\"",
+            "engine.mapping.catalog.title",
+        ),
+        (
+            "[engine.mapping]\nerror_paths = [\"message\"]",
+            "engine.mapping.error_paths",
+        ),
+        (
+            "[engine.mapping.run]\nstates = { DONE = \"completed\", FAILED = \"failed\" }",
             "engine.mapping.run.states",
         ),
         (
-            Box::new(append("[engine.mapping.events]\narms = { yes = \"then\", no = \"else\" }")),
+            "[engine.mapping.events]\narms = { yes = \"then\", no = \"else\" }",
             "engine.mapping.events.arms",
         ),
         (
-            Box::new(append("[engine.mapping.run.encodings]\ntrace = [\"yes\", \"no\"]")),
+            "[engine.mapping.run.encodings]\ntrace = [\"yes\", \"no\"]",
             "engine.mapping.run.body",
         ),
         (
-            Box::new(append("[engine.mapping.effects]\nread = { risk = \"safe\", readOnly = true, destructive = false, openWorld = false }")),
+            "[engine.mapping.effects]\nread = { risk = \"safe\", readOnly = true, destructive = false, openWorld = false }",
             "engine.mapping.effects",
         ),
     ];
-    for (edit, key) in cases {
-        assert_fails_naming(config_with(base, edit, None), &engine, key);
+    for (extra, key) in cases {
+        assert_fails_naming(config_with(base, append(extra), None), &engine, key);
     }
 }
 
@@ -121,12 +142,20 @@ fn wrong_mappings_of_dialects_b_and_c_fail_naming_the_key() {
     let b = Engine::spawn(&["--dialect", "b"]);
     let base = "deploy/gateway.dialect-b.toml";
     assert_fails_naming(
-        config_with(base, replace("assign = \"set\"", "assigned = \"set\""), None),
+        config_with(
+            base,
+            replace("assign = \"set\"", "assigned = \"set\""),
+            None,
+        ),
         &b,
         "engine.mapping.events",
     );
     assert_fails_naming(
-        config_with(base, replace("problems = \"issues\"", "problems = \"problems\""), None),
+        config_with(
+            base,
+            replace("problems = \"issues\"", "problems = \"problems\""),
+            None,
+        ),
         &b,
         "engine.mapping.check.problems",
     );
@@ -139,7 +168,10 @@ fn wrong_mappings_of_dialects_b_and_c_fail_naming_the_key() {
         .replacen("index_base = 1", "index_base = 0", 1);
     let (code, out) = probe(&config_with(base, |t| t, Some(rules.clone())), &c);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("rules.toml") && out.contains("/steps/1/capability"), "{out}");
+    assert!(
+        out.contains("rules.toml") && out.contains("/steps/1/capability"),
+        "{out}"
+    );
     // ...and without examples, the probe sees the engine's locations land outside
     // the program.
     let without_examples = regex::Regex::new(r"(?s)\[\[rule\.example\]\].*?(?:\n\n|\z)")
@@ -157,7 +189,11 @@ fn wrong_mappings_of_dialects_b_and_c_fail_naming_the_key() {
             "status = { \"2xx\" = \"answer\" }",
             "engine.mapping.check",
         ),
-        ("counter_base = 0", "counter_base = 1", "engine.mapping.events.counter_base"),
+        (
+            "counter_base = 0",
+            "counter_base = 1",
+            "engine.mapping.events.counter_base",
+        ),
         (
             "first_cursor = \"0\"\nencoded = true",
             "first_cursor = \"0\"\nencoded = false",
@@ -168,8 +204,16 @@ fn wrong_mappings_of_dialects_b_and_c_fail_naming_the_key() {
             "dry_run = [\"simulate\", \"live\"]",
             "engine.mapping.run.body",
         ),
-        ("runner = \"async\"", "runner = \"sync\"", "engine.mapping.run.states"),
-        ("error_paths = [\"fault.message\"]", "error_paths = [\"fault.text\"]", "engine.mapping.error_paths"),
+        (
+            "runner = \"async\"",
+            "runner = \"sync\"",
+            "engine.mapping.run.states",
+        ),
+        (
+            "error_paths = [\"fault.message\"]",
+            "error_paths = [\"fault.text\"]",
+            "engine.mapping.error_paths",
+        ),
     ] {
         assert_fails_naming(config_with(base, replace(from, to), None), &c, key);
     }

@@ -60,7 +60,10 @@ pub enum LocationSyntax {
     Parts(LocationParts),
     /// A regex over the whole location whose named captures fill `pointer`
     /// (`{name}` placeholders; each capture is escaped as one reference token).
-    Pattern { regex: Regex, pointer: String },
+    Pattern {
+        regex: Regex,
+        pointer: String,
+    },
 }
 
 impl Default for LocationSyntax {
@@ -78,10 +81,7 @@ impl Default for LocationSyntax {
 #[serde(untagged)]
 enum RawSyntax {
     Named(String),
-    Pattern {
-        pattern: String,
-        pointer: String,
-    },
+    Pattern { pattern: String, pointer: String },
     Parts(LocationParts),
 }
 
@@ -103,7 +103,10 @@ impl TryFrom<RawSyntax> for LocationSyntax {
             },
             RawSyntax::Parts(parts) => {
                 if parts.separator.is_empty() {
-                    return Err("location_syntax.separator is empty: name the character between members".into());
+                    return Err(
+                        "location_syntax.separator is empty: name the character between members"
+                            .into(),
+                    );
                 }
                 if parts.index_base > 1 {
                     return Err(format!(

@@ -360,8 +360,13 @@ mod tests {
             Some("one of a, b, c")
         );
         assert_eq!(
-            render("{list|split:\"|\"|trim|upper}", pattern, "one of a | | b ", &names(&[]))
-                .as_deref(),
+            render(
+                "{list|split:\"|\"|trim|upper}",
+                pattern,
+                "one of a | | b ",
+                &names(&[])
+            )
+            .as_deref(),
             Some("A, B")
         );
         assert_eq!(

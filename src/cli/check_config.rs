@@ -84,7 +84,9 @@ async fn run_probe(config: &Config, classifiers: &Classifiers, args: &ProbeArgs)
     let tenant = args
         .tenant
         .clone()
-        .or_else(|| (!config.auth.anonymous_tenant.is_empty()).then(|| config.auth.anonymous_tenant.clone()))
+        .or_else(|| {
+            (!config.auth.anonymous_tenant.is_empty()).then(|| config.auth.anonymous_tenant.clone())
+        })
         .or_else(|| config.auth.keys.first().map(|k| k.tenant.clone()))
         .unwrap_or_default();
     let (program, input) = match &args.program {
@@ -97,7 +99,10 @@ async fn run_probe(config: &Config, classifiers: &Classifiers, args: &ProbeArgs)
             match (program, input) {
                 (Ok(p), Ok(i)) => (p, i),
                 (Err(e), _) => {
-                    println!("--program {}: {e}; fix: name a JSON program file", file.display());
+                    println!(
+                        "--program {}: {e}; fix: name a JSON program file",
+                        file.display()
+                    );
                     return ExitCode::FAILURE;
                 }
                 (_, Err(e)) => {
@@ -109,7 +114,11 @@ async fn run_probe(config: &Config, classifiers: &Classifiers, args: &ProbeArgs)
     };
     let rules = classifiers
         .languages()
-        .filter_map(|l| classifiers.table(l).map(|t| (t.file().display().to_string(), t)))
+        .filter_map(|l| {
+            classifiers
+                .table(l)
+                .map(|t| (t.file().display().to_string(), t))
+        })
         .collect();
     println!("probing {} as tenant '{tenant}'", config.engine.url);
     let findings = probe(

@@ -139,10 +139,17 @@ async fn catalog(client: &EngineClient, config: &Config, tenant: &str, out: &mut
     ] {
         let key = format!("engine.mapping.catalog.{key}");
         if path.is_empty() {
-            out.push(Verdict::Note, &key, "not mapped (the engine has no such field)");
+            out.push(
+                Verdict::Note,
+                &key,
+                "not mapped (the engine has no such field)",
+            );
             continue;
         }
-        let n = caps.iter().filter(|c| pick_field(c, path).is_some()).count();
+        let n = caps
+            .iter()
+            .filter(|c| pick_field(c, path).is_some())
+            .count();
         if n == 0 {
             let fields = caps[0]
                 .as_object()
@@ -151,10 +158,17 @@ async fn catalog(client: &EngineClient, config: &Config, tenant: &str, out: &mut
             out.push(
                 Verdict::Missing,
                 &key,
-                format!("'{path}' is in none of {} capabilities (the first has: {fields})", caps.len()),
+                format!(
+                    "'{path}' is in none of {} capabilities (the first has: {fields})",
+                    caps.len()
+                ),
             );
         } else {
-            out.push(Verdict::Found, &key, format!("'{path}' in {n} of {}", caps.len()));
+            out.push(
+                Verdict::Found,
+                &key,
+                format!("'{path}' in {n} of {}", caps.len()),
+            );
         }
     }
     let mut unknown = BTreeSet::new();
@@ -166,7 +180,11 @@ async fn catalog(client: &EngineClient, config: &Config, tenant: &str, out: &mut
         }
     }
     if unknown.is_empty() {
-        out.push(Verdict::Found, "engine.mapping.effects", "every effect value is in the table");
+        out.push(
+            Verdict::Found,
+            "engine.mapping.effects",
+            "every effect value is in the table",
+        );
     } else {
         out.push(
             Verdict::Unknown,
@@ -224,7 +242,10 @@ async fn check(
         out.push(
             Verdict::Missing,
             "engine.mapping.check.problems",
-            format!("no problem at '{}' for a program with an unknown capability", m.problems),
+            format!(
+                "no problem at '{}' for a program with an unknown capability",
+                m.problems
+            ),
         );
         return;
     }
@@ -233,7 +254,10 @@ async fn check(
         "engine.mapping.check.problems",
         format!("{} problems for a broken program", problems.len()),
     );
-    let levels: BTreeSet<String> = problems.iter().filter_map(|p| p.unknown_level.clone()).collect();
+    let levels: BTreeSet<String> = problems
+        .iter()
+        .filter_map(|p| p.unknown_level.clone())
+        .collect();
     if !levels.is_empty() {
         out.push(
             Verdict::Unknown,
@@ -252,7 +276,11 @@ async fn check(
             "no problem of a broken program reads as an error",
         );
     } else {
-        out.push(Verdict::Found, "engine.mapping.check.level", "every level is in the tables");
+        out.push(
+            Verdict::Found,
+            "engine.mapping.check.level",
+            "every level is in the tables",
+        );
     }
     if problems.iter().any(|p| p.text.is_empty()) {
         out.push(
@@ -275,7 +303,13 @@ async fn check(
 
 /// Every problem through one rule file: a rule must match, and a location
 /// must become a pointer inside the program.
-fn classify(program: &Value, problems: &[RawProblem], file: &str, table: &RuleTable, out: &mut Report) {
+fn classify(
+    program: &Value,
+    problems: &[RawProblem],
+    file: &str,
+    table: &RuleTable,
+    out: &mut Report,
+) {
     let steps: HashMap<String, String> = crate::language::program::steps(program)
         .into_iter()
         .filter_map(|s| Some((s.id?, s.pointer)))
@@ -306,7 +340,11 @@ fn classify(program: &Value, problems: &[RawProblem], file: &str, table: &RuleTa
         }
         let classified = table.classify(
             &EngineProblem {
-                level: if p.is_error { Severity::Error } else { Severity::Warning },
+                level: if p.is_error {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                },
                 text: p.text.clone(),
                 location: p.location.clone(),
             },
@@ -316,7 +354,10 @@ fn classify(program: &Value, problems: &[RawProblem], file: &str, table: &RuleTa
             Some(rule) => out.push(
                 Verdict::Found,
                 &format!("{file}: rules"),
-                format!("\"{}\" → {} (rule {rule})", p.text, classified.diagnostic.code),
+                format!(
+                    "\"{}\" → {} (rule {rule})",
+                    p.text, classified.diagnostic.code
+                ),
             ),
             None => out.push(
                 Verdict::Missing,
@@ -331,7 +372,14 @@ async fn dry_run(client: &EngineClient, config: &Config, input: &ProbeInput, out
     let m = client.mapping();
     let deadline = Duration::from_millis(config.engine.run_deadline_ms);
     let reply = match client
-        .run(&input.tenant, &input.program, &input.input, None, true, deadline)
+        .run(
+            &input.tenant,
+            &input.program,
+            &input.input,
+            None,
+            true,
+            deadline,
+        )
         .await
     {
         Ok(r) => r,
@@ -362,10 +410,22 @@ async fn dry_run(client: &EngineClient, config: &Config, input: &ProbeInput, out
         );
         return;
     }
-    out.push(Verdict::Found, "engine.mapping.run.states", "the dry run completed");
+    out.push(
+        Verdict::Found,
+        "engine.mapping.run.states",
+        "the dry run completed",
+    );
     match &reply.engine_run_id {
-        Some(id) => out.push(Verdict::Found, "engine.mapping.run.run_id", format!("'{id}'")),
-        None => out.push(Verdict::Missing, "engine.mapping.run.run_id", format!("no run id at '{}'", m.run.run_id)),
+        Some(id) => out.push(
+            Verdict::Found,
+            "engine.mapping.run.run_id",
+            format!("'{id}'"),
+        ),
+        None => out.push(
+            Verdict::Missing,
+            "engine.mapping.run.run_id",
+            format!("no run id at '{}'", m.run.run_id),
+        ),
     }
     if reply.result.is_null() && input.program.get("output").is_some() {
         out.push(
@@ -374,7 +434,11 @@ async fn dry_run(client: &EngineClient, config: &Config, input: &ProbeInput, out
             "the program has an output but no result was read (run.result, or run.output for asynchronous runners)",
         );
     } else {
-        out.push(Verdict::Found, "engine.mapping.run.result", reply.result.to_string());
+        out.push(
+            Verdict::Found,
+            "engine.mapping.run.result",
+            reply.result.to_string(),
+        );
     }
     events(&reply.events, config, out);
 }
@@ -389,7 +453,11 @@ fn events(events: &[Value], config: &Config, out: &mut Report) {
         );
         return;
     }
-    out.push(Verdict::Found, "engine.mapping.run.events", format!("{} events", events.len()));
+    out.push(
+        Verdict::Found,
+        "engine.mapping.run.events",
+        format!("{} events", events.len()),
+    );
     let mut kinds: BTreeSet<&str> = BTreeSet::new();
     let mut unknown = BTreeSet::new();
     let mut arms = BTreeSet::new();
@@ -410,14 +478,18 @@ fn events(events: &[Value], config: &Config, out: &mut Report) {
                     && let Some(v) = pick(e, &m.events.ok_field).and_then(value_text)
                     && m.lookup(&m.events.outcomes, &v).is_none()
                 {
-                    unknown.insert(format!("call outcome '{v}' (engine.mapping.events.outcomes)"));
+                    unknown.insert(format!(
+                        "call outcome '{v}' (engine.mapping.events.outcomes)"
+                    ));
                 }
             }
             Err(k) => {
                 unknown.insert(format!("kind '{k}' (engine.mapping.events.kinds)"));
             }
         }
-        let step = pick(e, &m.events.step).and_then(Value::as_str).unwrap_or("");
+        let step = pick(e, &m.events.step)
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if step.is_empty() {
             no_step += 1;
         }
@@ -432,17 +504,30 @@ fn events(events: &[Value], config: &Config, out: &mut Report) {
         out.push(
             Verdict::Found,
             "engine.mapping.events.kinds",
-            format!("read as {}", kinds.into_iter().collect::<Vec<_>>().join(", ")),
+            format!(
+                "read as {}",
+                kinds.into_iter().collect::<Vec<_>>().join(", ")
+            ),
         );
     }
     for u in unknown {
-        out.push(Verdict::Unknown, "engine.mapping.events", format!("{u} not in the table"));
+        out.push(
+            Verdict::Unknown,
+            "engine.mapping.events",
+            format!("{u} not in the table"),
+        );
     }
     if !arms.is_empty() {
         out.push(
             Verdict::Unknown,
             "engine.mapping.events.arms",
-            format!("{} not in the table ({} expected)", quoted(&arms), [ArmMeaning::Then, ArmMeaning::Else].map(|a| a.as_str()).join(" or ")),
+            format!(
+                "{} not in the table ({} expected)",
+                quoted(&arms),
+                [ArmMeaning::Then, ArmMeaning::Else]
+                    .map(|a| a.as_str())
+                    .join(" or ")
+            ),
         );
     }
     if no_step > 0 {
@@ -456,7 +541,10 @@ fn events(events: &[Value], config: &Config, out: &mut Report) {
         out.push(
             Verdict::Missing,
             "engine.mapping.events.iter",
-            format!("a step inside the loop has no counters at '{}'", m.events.iter),
+            format!(
+                "a step inside the loop has no counters at '{}'",
+                m.events.iter
+            ),
         );
     }
     match first_iteration {

@@ -288,7 +288,9 @@ impl Default for Encodings {
 }
 
 /// The placeholders a body template may use.
-pub const PLACEHOLDERS: [&str; 6] = ["program", "input", "context", "trace", "dry_run", "deadline"];
+pub const PLACEHOLDERS: [&str; 6] = [
+    "program", "input", "context", "trace", "dry_run", "deadline",
+];
 
 /// What an HTTP status of a run answer means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -53,7 +53,11 @@ pub fn engine_problems(engine: &EngineConfig) -> Vec<(String, String, String)> {
             ("deadline", &encodings.deadline),
         ] {
             if let Some(why) = encoding_problem(name, encoding) {
-                problem(&format!("engine.mapping.{call}.encodings.{name}"), why, "see docs/adapting.md, \"Request bodies\"");
+                problem(
+                    &format!("engine.mapping.{call}.encodings.{name}"),
+                    why,
+                    "see docs/adapting.md, \"Request bodies\"",
+                );
             }
         }
     }
@@ -118,7 +122,10 @@ pub fn engine_problems(engine: &EngineConfig) -> Vec<(String, String, String)> {
         if !r.log.path.is_empty() && !r.log.next.is_empty() && !r.log.path.contains("{cursor}") {
             problem(
                 "engine.mapping.run.log.path",
-                format!("'{}' has no {{cursor}} but log.next names a next page", r.log.path),
+                format!(
+                    "'{}' has no {{cursor}} but log.next names a next page",
+                    r.log.path
+                ),
                 "put {cursor} where the engine takes the page cursor, or set log.next = \"\"",
             );
         }
@@ -164,14 +171,46 @@ mod tests {
     #[test]
     fn every_wrong_mapping_key_is_named() {
         for (engine_keys, mapping, key) in [
-            ("", "[engine.mapping.run]\nbody = { workflow = \"{{programme}}\" }", "engine.mapping.run.body.workflow"),
-            ("", "[engine.mapping.check]\nbody = { ctx = \"{{context}}\" }", "engine.mapping.check.body"),
-            ("", "[engine.mapping.run.encodings]\ndeadline = \"minutes\"", "engine.mapping.run.encodings.deadline"),
-            ("", "[engine.mapping.run.encodings]\ndry_run = \"seconds\"", "engine.mapping.run.encodings.dry_run"),
-            ("", "[engine.mapping.run]\nstatus = { \"5XX\" = \"failed\" }", "engine.mapping.run.status.\"5XX\""),
-            ("", "[engine.mapping.events]\ncounter_base = 2", "engine.mapping.events.counter_base"),
-            ("", "[engine.mapping.run]\nstates = { DONE = \"failed\" }", "engine.mapping.run.states"),
-            ("", "[engine.mapping.run]\nrunner = \"async\"", "engine.mapping.run.poll.path"),
+            (
+                "",
+                "[engine.mapping.run]\nbody = { workflow = \"{{programme}}\" }",
+                "engine.mapping.run.body.workflow",
+            ),
+            (
+                "",
+                "[engine.mapping.check]\nbody = { ctx = \"{{context}}\" }",
+                "engine.mapping.check.body",
+            ),
+            (
+                "",
+                "[engine.mapping.run.encodings]\ndeadline = \"minutes\"",
+                "engine.mapping.run.encodings.deadline",
+            ),
+            (
+                "",
+                "[engine.mapping.run.encodings]\ndry_run = \"seconds\"",
+                "engine.mapping.run.encodings.dry_run",
+            ),
+            (
+                "",
+                "[engine.mapping.run]\nstatus = { \"5XX\" = \"failed\" }",
+                "engine.mapping.run.status.\"5XX\"",
+            ),
+            (
+                "",
+                "[engine.mapping.events]\ncounter_base = 2",
+                "engine.mapping.events.counter_base",
+            ),
+            (
+                "",
+                "[engine.mapping.run]\nstates = { DONE = \"failed\" }",
+                "engine.mapping.run.states",
+            ),
+            (
+                "",
+                "[engine.mapping.run]\nrunner = \"async\"",
+                "engine.mapping.run.poll.path",
+            ),
             (
                 "",
                 "[engine.mapping.run]\nrunner = \"async\"\nstates = { OK = \"completed\", GO = \"running\" }\n\

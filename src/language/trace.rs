@@ -318,8 +318,10 @@ mod tests {
             {"id": "l", "kind": "for_each", "do": [
                 {"id": "b", "kind": "branch", "when": {}, "then": [{"id": "c", "kind": "call", "capability": "x"}]}]}
         ]});
-        let mut mapping = EngineMapping::default();
-        mapping.case_insensitive_values = true;
+        let mut mapping = EngineMapping {
+            case_insensitive_values: true,
+            ..EngineMapping::default()
+        };
         mapping.events.counter_base = 0;
         mapping.events.outcomes = [("OK".to_string(), crate::config::CallOutcome::Ok)].into();
         let events = vec![
@@ -339,7 +341,10 @@ mod tests {
         );
         assert_eq!(t[1]["decisions"][0]["took"], "then", "THEN read as then");
         assert_eq!(t[2]["outcome"]["status"], "success", "ok read as OK");
-        assert_eq!(t[3]["outcome"]["status"], "error", "an unknown outcome fails");
+        assert_eq!(
+            t[3]["outcome"]["status"], "error",
+            "an unknown outcome fails"
+        );
     }
 
     #[test]

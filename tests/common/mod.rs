@@ -160,7 +160,10 @@ impl Engine {
     pub async fn capability(&self, tenant: &str, name: &str) -> Value {
         let r = self
             .http
-            .get(format!("{}/admin/capabilities/{name}?tenant={tenant}", self.url))
+            .get(format!(
+                "{}/admin/capabilities/{name}?tenant={tenant}",
+                self.url
+            ))
             .send()
             .await
             .expect("admin capability");

@@ -1,9 +1,7 @@
 //! Reading an engine answer through the mapping: what its HTTP status means,
 //! where its error text is, and the value tables of levels and states.
 
-use crate::config::{
-    EngineMapping, LevelMeaning, StateMeaning, pick, value_text,
-};
+use crate::config::{EngineMapping, LevelMeaning, StateMeaning, pick, value_text};
 use reqwest::StatusCode;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -69,7 +67,10 @@ pub fn level_meaning(mapping: &EngineMapping, level: Option<&str>) -> Result<Lev
 }
 
 /// What a run state value means; `Err` carries the unknown value.
-pub fn state_meaning(mapping: &EngineMapping, state: Option<&Value>) -> Result<StateMeaning, String> {
+pub fn state_meaning(
+    mapping: &EngineMapping,
+    state: Option<&Value>,
+) -> Result<StateMeaning, String> {
     let text = state.and_then(value_text).unwrap_or_default();
     mapping
         .lookup(&mapping.run.states, &text)
@@ -85,7 +86,10 @@ mod tests {
     #[test]
     fn exact_codes_win_over_classes() {
         let table = BTreeMap::from([("4xx".to_string(), 1), ("422".to_string(), 2)]);
-        assert_eq!(status_meaning(&table, StatusCode::UNPROCESSABLE_ENTITY), Some(2));
+        assert_eq!(
+            status_meaning(&table, StatusCode::UNPROCESSABLE_ENTITY),
+            Some(2)
+        );
         assert_eq!(status_meaning(&table, StatusCode::NOT_FOUND), Some(1));
         assert_eq!(status_meaning(&table, StatusCode::OK), None);
         for good in ["200", "4xx", "503"] {
@@ -100,7 +104,11 @@ mod tests {
     fn error_text_follows_the_paths() {
         let body = json!({"fault": {"message": "validator down"}});
         assert_eq!(
-            error_text(&body, &["error", "fault.message"], StatusCode::INTERNAL_SERVER_ERROR),
+            error_text(
+                &body,
+                &["error", "fault.message"],
+                StatusCode::INTERNAL_SERVER_ERROR
+            ),
             "validator down"
         );
         assert_eq!(
@@ -112,14 +120,23 @@ mod tests {
     #[test]
     fn unknown_levels_and_states_are_named() {
         let mut mapping = EngineMapping::default();
-        assert_eq!(level_meaning(&mapping, Some("WARN")), Ok(LevelMeaning::Warning));
+        assert_eq!(
+            level_meaning(&mapping, Some("WARN")),
+            Ok(LevelMeaning::Warning)
+        );
         assert_eq!(level_meaning(&mapping, Some("FATAL")), Err("FATAL".into()));
         mapping.case_insensitive_values = true;
-        assert_eq!(level_meaning(&mapping, Some("warn")), Ok(LevelMeaning::Warning));
+        assert_eq!(
+            level_meaning(&mapping, Some("warn")),
+            Ok(LevelMeaning::Warning)
+        );
         assert_eq!(
             state_meaning(&mapping, Some(&json!("completed"))),
             Ok(StateMeaning::Completed)
         );
-        assert_eq!(state_meaning(&mapping, Some(&json!("Paused"))), Err("Paused".into()));
+        assert_eq!(
+            state_meaning(&mapping, Some(&json!("Paused"))),
+            Err("Paused".into())
+        );
     }
 }

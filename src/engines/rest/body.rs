@@ -85,7 +85,7 @@ fn duration(d: Duration, encoding: &Encoding) -> Option<Value> {
     let ms = d.as_millis() as u64;
     Some(match encoding {
         // Whole seconds stay integers; anything else keeps its milliseconds.
-        Encoding::Named(n) if n == "seconds" && ms % 1000 == 0 => Value::from(ms / 1000),
+        Encoding::Named(n) if n == "seconds" && ms.is_multiple_of(1000) => Value::from(ms / 1000),
         Encoding::Named(n) if n == "seconds" => Value::from(ms as f64 / 1000.0),
         Encoding::Named(n) if n == "whole_seconds" => Value::from(seconds_up(d)),
         _ => Value::from(ms),
@@ -210,8 +210,7 @@ mod tests {
 
     #[test]
     fn unknown_placeholders_and_encodings_are_named() {
-        let template: toml::Value =
-            toml::from_str(r#"a = { b = "{{programme}}" }"#).unwrap();
+        let template: toml::Value = toml::from_str(r#"a = { b = "{{programme}}" }"#).unwrap();
         assert_eq!(
             unknown_placeholders(&template, "run.body"),
             [("run.body.a.b".to_string(), "programme".to_string())]

@@ -93,6 +93,17 @@ impl Answer {
     }
 }
 
+/// One engine call.
+struct Call<'a> {
+    method: Method,
+    path: &'a str,
+    body: Option<&'a Value>,
+    headers: &'a [(reqwest::header::HeaderName, &'a str)],
+    timeout: Duration,
+    /// Safe to repeat (a read, or a check).
+    safe: bool,
+}
+
 /// Client for one engine.
 #[derive(Clone)]
 pub struct EngineClient {
@@ -135,23 +146,12 @@ impl EngineClient {
     /// One call under the in-flight bound. A `safe` call is repeated with
     /// backoff after a transport failure or an answer saying "try again"
     /// (429, 502, 503, 504).
-    async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        tenant: &str,
-        body: Option<&Value>,
-        headers: &[(reqwest::header::HeaderName, &str)],
-        timeout: Duration,
-        safe: bool,
-    ) -> Result<Answer, reqwest::Error> {
+    async fn call(&self, tenant: &str, c: Call<'_>) -> Result<Answer, reqwest::Error> {
         let mut delay = self.retry_backoff;
         let mut attempt = 0;
         loop {
-            let result = self
-                .attempt(method.clone(), path, tenant, body, headers, timeout)
-                .await;
-            let again = safe
+            let result = self.attempt(tenant, &c).await;
+            let again = c.safe
                 && attempt < self.retries
                 && match &result {
                     Err(_) => true,
@@ -161,32 +161,24 @@ impl EngineClient {
                 return result;
             }
             attempt += 1;
-            tracing::warn!(%path, attempt, "engine call failed; retrying");
+            tracing::warn!(path = %c.path, attempt, "engine call failed; retrying");
             tokio::time::sleep(delay).await;
             delay *= 2;
         }
     }
 
-    async fn attempt(
-        &self,
-        method: Method,
-        path: &str,
-        tenant: &str,
-        body: Option<&Value>,
-        headers: &[(reqwest::header::HeaderName, &str)],
-        timeout: Duration,
-    ) -> Result<Answer, reqwest::Error> {
+    async fn attempt(&self, tenant: &str, c: &Call<'_>) -> Result<Answer, reqwest::Error> {
         // The semaphore is never closed, so acquiring cannot fail.
         let _permit = self.in_flight.acquire().await.ok();
         let mut req = self
             .http
-            .request(method, self.url(path))
+            .request(c.method.clone(), self.url(c.path))
             .header(&self.mapping.tenant_header, tenant)
-            .timeout(timeout);
-        for (name, value) in headers {
+            .timeout(c.timeout);
+        for (name, value) in c.headers {
             req = req.header(name, *value);
         }
-        if let Some(b) = body {
+        if let Some(b) = c.body {
             req = req.json(b);
         }
         let resp = req.send().await?;
@@ -223,7 +215,17 @@ impl EngineClient {
             .into_iter()
             .collect();
         let answer = self
-            .call(Method::GET, &m.path, tenant, None, &headers, self.call_timeout, true)
+            .call(
+                tenant,
+                Call {
+                    method: Method::GET,
+                    path: &m.path,
+                    body: None,
+                    headers: &headers,
+                    timeout: self.call_timeout,
+                    safe: true,
+                },
+            )
             .await
             .map_err(transport_error)?;
         if answer.status == StatusCode::NOT_MODIFIED {
@@ -255,7 +257,17 @@ impl EngineClient {
         tenant: &str,
     ) -> Result<Option<(StatusCode, Option<String>)>, EngineError> {
         let answer = self
-            .call(Method::GET, &self.mapping.catalog.path, tenant, None, &[], self.call_timeout, false)
+            .call(
+                tenant,
+                Call {
+                    method: Method::GET,
+                    path: &self.mapping.catalog.path,
+                    body: None,
+                    headers: &[],
+                    timeout: self.call_timeout,
+                    safe: false,
+                },
+            )
             .await
             .map_err(transport_error)?;
         if answer.status.is_success() {
@@ -307,7 +319,17 @@ impl EngineClient {
             },
         );
         let answer = self
-            .call(Method::POST, &m.path, tenant, Some(&body), &[], self.call_timeout, true)
+            .call(
+                tenant,
+                Call {
+                    method: Method::POST,
+                    path: &m.path,
+                    body: Some(&body),
+                    headers: &[],
+                    timeout: self.call_timeout,
+                    safe: true,
+                },
+            )
             .await
             .map_err(transport_error)?;
         let body = answer.json();
@@ -342,9 +364,7 @@ impl EngineClient {
                 }
                 RawProblem {
                     is_error: meaning != Ok(LevelMeaning::Warning),
-                    text: pick(p, &m.text)
-                        .and_then(value_text)
-                        .unwrap_or_default(),
+                    text: pick(p, &m.text).and_then(value_text).unwrap_or_default(),
                     location: pick(p, &m.location)
                         .and_then(value_text)
                         .filter(|s| !s.is_empty()),
@@ -383,7 +403,17 @@ impl EngineClient {
             Runner::Async => self.call_timeout,
         };
         let answer = self
-            .call(Method::POST, &m.path, tenant, Some(&body), &[], wait, false)
+            .call(
+                tenant,
+                Call {
+                    method: Method::POST,
+                    path: &m.path,
+                    body: Some(&body),
+                    headers: &[],
+                    timeout: wait,
+                    safe: false,
+                },
+            )
             .await
             .map_err(|e| {
                 if e.is_connect() {
@@ -415,8 +445,8 @@ impl EngineClient {
                 });
             }
             RunMeaning::FailedIfStarted => {
-                let started = pick(&body, &m.run_id).and_then(value_text).is_some()
-                    || !events.is_empty();
+                let started =
+                    pick(&body, &m.run_id).and_then(value_text).is_some() || !events.is_empty();
                 return Err(if started {
                     EngineError::RunBroken {
                         message: message(),
@@ -430,7 +460,11 @@ impl EngineClient {
         match m.runner {
             Runner::Sync => {
                 let result = pick(&body, &m.result).cloned().unwrap_or(Value::Null);
-                let result = if m.result_encoded { decode(result) } else { result };
+                let result = if m.result_encoded {
+                    decode(result)
+                } else {
+                    result
+                };
                 let paths = ReplyPaths {
                     state: &m.state,
                     error: &m.error,
@@ -467,7 +501,13 @@ impl EngineClient {
         paths: &ReplyPaths<'_>,
     ) -> Result<RunReply, EngineError> {
         let m = &self.mapping.run;
-        let message = || error_text(status, &error_paths(&self.mapping, paths.error), StatusCode::OK);
+        let message = || {
+            error_text(
+                status,
+                &error_paths(&self.mapping, paths.error),
+                StatusCode::OK,
+            )
+        };
         let state = match state_meaning(&self.mapping, pick(status, paths.state)) {
             Ok(StateMeaning::Completed) => RunState::Completed,
             Ok(StateMeaning::Failed) => RunState::Failed,

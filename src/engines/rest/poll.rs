@@ -5,7 +5,7 @@
 
 use super::answer::{error_paths, error_text, state_meaning};
 use super::body::effective_deadline;
-use super::{Answer, EngineClient, EngineError, ReplyPaths, RunReply, RunState, decode};
+use super::{Answer, Call, EngineClient, EngineError, ReplyPaths, RunReply, RunState, decode};
 use crate::config::{StateMeaning, pick, value_text};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::Method;
@@ -95,7 +95,17 @@ async fn cancelled(client: &EngineClient, tenant: &str, run_id: &str) -> RunRepl
     } else {
         let path = fill(&m.cancel.path, run_id, "");
         match client
-            .call(Method::POST, &path, tenant, None, &[], client.call_timeout, false)
+            .call(
+                tenant,
+                Call {
+                    method: Method::POST,
+                    path: &path,
+                    body: None,
+                    headers: &[],
+                    timeout: client.call_timeout,
+                    safe: false,
+                },
+            )
             .await
         {
             Ok(a) if a.status.is_success() => true,
@@ -134,13 +144,21 @@ async fn result(
     let m = &client.mapping.run;
     if m.output.path.is_empty() {
         let value = pick(status, &m.result).cloned().unwrap_or(Value::Null);
-        return Ok(if m.result_encoded { decode(value) } else { value });
+        return Ok(if m.result_encoded {
+            decode(value)
+        } else {
+            value
+        });
     }
     let body = get(client, tenant, &fill(&m.output.path, run_id, ""))
         .await?
         .json();
     let value = pick(&body, &m.output.field).cloned().unwrap_or(Value::Null);
-    Ok(if m.output.encoded { decode(value) } else { value })
+    Ok(if m.output.encoded {
+        decode(value)
+    } else {
+        value
+    })
 }
 
 /// Every event of the run, page after page (bounded by `log.max_pages`).
@@ -164,11 +182,13 @@ async fn log(client: &EngineClient, tenant: &str, run_id: &str) -> Result<Vec<Va
                 events,
             });
         };
-        events.extend(
-            items
-                .iter()
-                .map(|e| if m.encoded { decode(e.clone()) } else { e.clone() }),
-        );
+        events.extend(items.iter().map(|e| {
+            if m.encoded {
+                decode(e.clone())
+            } else {
+                e.clone()
+            }
+        }));
         match pick(&body, &m.next).and_then(value_text) {
             Some(next) if !next.is_empty() && next != cursor => cursor = next,
             _ => return Ok(events),
@@ -182,7 +202,17 @@ async fn log(client: &EngineClient, tenant: &str, run_id: &str) -> Result<Vec<Va
 /// unknown (it may have started).
 async fn get(client: &EngineClient, tenant: &str, path: &str) -> Result<Answer, EngineError> {
     let answer = client
-        .call(Method::GET, path, tenant, None, &[], client.call_timeout, true)
+        .call(
+            tenant,
+            Call {
+                method: Method::GET,
+                path,
+                body: None,
+                headers: &[],
+                timeout: client.call_timeout,
+                safe: true,
+            },
+        )
         .await
         .map_err(|e| EngineError::RunBroken {
             message: e.to_string(),
@@ -204,6 +234,12 @@ async fn get(client: &EngineClient, tenant: &str, path: &str) -> Result<Answer, 
 /// A path template with `{run_id}` and `{cursor}` filled (percent-encoded).
 fn fill(template: &str, run_id: &str, cursor: &str) -> String {
     template
-        .replace("{run_id}", &utf8_percent_encode(run_id, NON_ALPHANUMERIC).to_string())
-        .replace("{cursor}", &utf8_percent_encode(cursor, NON_ALPHANUMERIC).to_string())
+        .replace(
+            "{run_id}",
+            &utf8_percent_encode(run_id, NON_ALPHANUMERIC).to_string(),
+        )
+        .replace(
+            "{cursor}",
+            &utf8_percent_encode(cursor, NON_ALPHANUMERIC).to_string(),
+        )
 }

@@ -66,7 +66,9 @@ pub struct Jobs {
 
 impl Jobs {
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Job>> {
-        self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Registers a queued job for `workspace`; returns its id.

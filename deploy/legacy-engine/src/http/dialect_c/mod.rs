@@ -166,7 +166,8 @@ async fn validate(
 ) -> Result<Response, Reject> {
     let (workspace, body) = workspace_and_body(&headers, body).await?;
     let spec = spec(&body).map_err(bad_request)?;
-    let problems = service::check(&engine, &workspace, &spec.document, spec.context.as_ref()).await?;
+    let problems =
+        service::check(&engine, &workspace, &spec.document, spec.context.as_ref()).await?;
     let verdict = json!({"findings": wire::findings(&problems)});
     if has_errors(&problems) {
         let answer = json!({"verdict": verdict, "fault": {"message": "document invalid"}});
@@ -216,15 +217,22 @@ async fn start(
 ) -> Result<Response, Reject> {
     let (workspace, body) = workspace_and_body(&headers, body).await?;
     let request = run_request(&body).map_err(bad_request)?;
-    let problems =
-        service::check(&engine, &workspace, &request.workflow, request.context.as_ref()).await?;
+    let problems = service::check(
+        &engine,
+        &workspace,
+        &request.workflow,
+        request.context.as_ref(),
+    )
+    .await?;
     if has_errors(&problems) {
-        let answer = json!({"fault": {"message": wording::REJECTED, "findings": wire::findings(&problems)}});
+        let answer =
+            json!({"fault": {"message": wording::REJECTED, "findings": wire::findings(&problems)}});
         return Ok(reply::json(StatusCode::UNPROCESSABLE_ENTITY, answer));
     }
     let id = jobs.create(&workspace);
     let task = {
-        let (engine, jobs, id, workspace) = (engine.clone(), jobs.clone(), id.clone(), workspace.clone());
+        let (engine, jobs, id, workspace) =
+            (engine.clone(), jobs.clone(), id.clone(), workspace.clone());
         tokio::spawn(async move {
             jobs.update(&id, |j| j.phase = Phase::Running);
             let outcome = service::run(&engine, &workspace, request).await;
@@ -243,7 +251,11 @@ fn settle(job: &mut jobs::Job, outcome: Result<service::RunReport, ServiceError>
     job.abort = None;
     match outcome {
         Ok(report) => {
-            job.records = report.events.as_deref().map(wire::encoded_records).unwrap_or_default();
+            job.records = report
+                .events
+                .as_deref()
+                .map(wire::encoded_records)
+                .unwrap_or_default();
             match report.state {
                 RunState::Completed => {
                     job.phase = Phase::Succeeded;

@@ -83,7 +83,9 @@ pub fn step_record(e: &Event) -> Value {
             value,
             ms,
             iter,
-        } => json!({"what": "Assign", "node": step, "returned": value, "elapsedMs": ms, "loops": loops(iter)}),
+        } => {
+            json!({"what": "Assign", "node": step, "returned": value, "elapsedMs": ms, "loops": loops(iter)})
+        }
         Event::Branch {
             step,
             arm,
@@ -107,7 +109,9 @@ pub fn step_record(e: &Event) -> Value {
             index,
             item,
             iter,
-        } => json!({"what": "LoopItem", "node": step, "position": index, "item": item, "loops": loops(iter)}),
+        } => {
+            json!({"what": "LoopItem", "node": step, "position": index, "item": item, "loops": loops(iter)})
+        }
         Event::LoopExit {
             step,
             iterations,

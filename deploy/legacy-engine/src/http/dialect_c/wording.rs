@@ -19,7 +19,9 @@ pub fn text(kind: &Kind) -> String {
                 Allowed::OneOf(values) => values.join(" / "),
                 Allowed::Range(range) => range.clone(),
             };
-            format!("invalid value '{value}' for parameter '{param}' of {capability} (allowed: {allowed})")
+            format!(
+                "invalid value '{value}' for parameter '{param}' of {capability} (allowed: {allowed})"
+            )
         }
         other => a::text(other),
     }

@@ -227,3 +227,34 @@ async fn the_async_runner_reads_result_and_paged_log() {
     );
     assert_eq!(trace[2]["decisions"][0]["took"], "then");
 }
+
+/// The engine refuses at run time what the gateway's checks let through
+/// (`1.0` is an integer to JSON Schema, not to the engine): dialect a answers
+/// `REJECTED`, dialect c HTTP 422 with its findings. Either way the caller
+/// gets `validation_error` with diagnostics, and nothing ran.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_engine_rejection_at_run_time_is_a_validation_error_with_diagnostics() {
+    let env = TestEnv::start().await;
+    let mut c = env.client(ACME_OPS);
+    c.initialize().await;
+    let program = json!({"name": unique("strict-input"),
+        "input": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        "steps": [{"id": "s", "kind": "set", "value": "$.input.n"}],
+        "output": {"n": "$.steps.s.output"}});
+    let before = env.engine.state("acme").await;
+    let r = c
+        .call(
+            "run_workflow",
+            json!({"workflow": program, "mode": "immediate", "input": {"n": 1.0}}),
+        )
+        .await;
+    assert!(!r.is_error, "{}", r.structured);
+    assert_eq!(
+        r.structured["outcome"]["status"], "validation_error",
+        "{}",
+        r.structured
+    );
+    let diagnostics = r.structured["diagnostics"].as_array().expect("diagnostics");
+    assert!(!diagnostics.is_empty(), "{}", r.structured);
+    assert_eq!(env.engine.state("acme").await["digest"], before["digest"]);
+}

@@ -19,8 +19,9 @@ use serde_json::{Map, Value, json};
 
 use super::body::read_object;
 use super::{etag, fields, reply};
+use crate::language::schema;
 use crate::service::{self, RunRequest, RunState, ServiceError};
-use crate::validate::problem::has_errors;
+use crate::validate::problem::{Kind, Problem, has_errors};
 use crate::world::Engine;
 use jobs::{Jobs, Phase};
 
@@ -207,8 +208,9 @@ fn run_request(body: &Map<String, Value>) -> Result<RunRequest, String> {
     })
 }
 
-/// `POST /v3/runs`: checks the document first (422 with findings when it may
-/// not run), then accepts the run (202) and runs it in the background.
+/// `POST /v3/runs`: checks the document and its arguments first (422 with
+/// findings when it may not run), then accepts the run (202) and runs it in
+/// the background.
 async fn start(
     State(engine): State<Arc<Engine>>,
     Extension(jobs): Extension<Arc<Jobs>>,
@@ -217,13 +219,22 @@ async fn start(
 ) -> Result<Response, Reject> {
     let (workspace, body) = workspace_and_body(&headers, body).await?;
     let request = run_request(&body).map_err(bad_request)?;
-    let problems = service::check(
+    let mut problems = service::check(
         &engine,
         &workspace,
         &request.workflow,
         request.context.as_ref(),
     )
     .await?;
+    if !has_errors(&problems)
+        && let Some(input_schema) = request.workflow.get("input").filter(|s| s.is_object())
+    {
+        problems.extend(
+            schema::check(input_schema, &request.input, false)
+                .into_iter()
+                .map(|issue| Problem::bare(Kind::RunInput(issue))),
+        );
+    }
     if has_errors(&problems) {
         let answer =
             json!({"fault": {"message": wording::REJECTED, "findings": wire::findings(&problems)}});

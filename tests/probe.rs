@@ -210,6 +210,16 @@ fn wrong_mappings_of_dialects_b_and_c_fail_naming_the_key() {
             "engine.mapping.run.states",
         ),
         (
+            "spec = { document = \"{{program}}\", arguments",
+            "spec = { doc = \"{{program}}\", arguments",
+            "engine.mapping.run.body",
+        ),
+        (
+            "body = { spec = { document = \"{{program}}\", context = \"{{context}}\" } }",
+            "body = { document = \"{{program}}\", context = \"{{context}}\" }",
+            "engine.mapping.check",
+        ),
+        (
             "error_paths = [\"fault.message\"]",
             "error_paths = [\"fault.text\"]",
             "engine.mapping.error_paths",

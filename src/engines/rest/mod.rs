@@ -502,11 +502,11 @@ impl EngineClient {
     ) -> Result<RunReply, EngineError> {
         let m = &self.mapping.run;
         let message = || {
-            error_text(
-                status,
-                &error_paths(&self.mapping, paths.error),
-                StatusCode::OK,
-            )
+            error_paths(&self.mapping, paths.error)
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .find_map(|p| pick(status, p).and_then(value_text))
+                .unwrap_or_else(|| "the engine broke off the run".into())
         };
         let state = match state_meaning(&self.mapping, pick(status, paths.state)) {
             Ok(StateMeaning::Completed) => RunState::Completed,

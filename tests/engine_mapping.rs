@@ -83,10 +83,10 @@ async fn the_async_runner_cancels_a_run_past_its_deadline() {
     let mut c = env.client(ACME_OPS);
     c.initialize().await;
     let before = env.engine.state("acme").await;
-    // Every engine call of the tenant now waits 800 ms before it starts, the
+    // Every engine call of the tenant now waits 1.5 s before it starts, the
     // background run included: it cannot finish within 300 ms.
     env.engine
-        .faults(json!({"tenant": "acme", "slow_ms": 800}))
+        .faults(json!({"tenant": "acme", "slow_ms": 1500}))
         .await;
     let mut program = write_program("silver");
     program["name"] = json!(unique("cancelled"));
@@ -112,7 +112,7 @@ async fn the_async_runner_cancels_a_run_past_its_deadline() {
         r.structured
     );
     // Without the cancel, the run would have committed by now.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::time::sleep(Duration::from_millis(2000)).await;
     let after = env.engine.state("acme").await;
     assert_eq!(after["runs"], before["runs"], "the cancelled run never ran");
     assert_eq!(after["digest"], before["digest"]);

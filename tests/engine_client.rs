@@ -24,8 +24,8 @@ struct Counters {
 }
 
 /// Fails the first `failures` catalog calls with 503; every run call with 503;
-/// each check call stays open a while so concurrent ones overlap.
-async fn stand_in(failures: usize) -> (String, Arc<Counters>) {
+/// each check call stays open `check_ms` so concurrent ones overlap.
+async fn stand_in(failures: usize, check_ms: u64) -> (String, Arc<Counters>) {
     let counters = Arc::new(Counters::default());
     let (a, b, c) = (counters.clone(), counters.clone(), counters.clone());
     let app = Router::new()
@@ -65,7 +65,7 @@ async fn stand_in(failures: usize) -> (String, Arc<Counters>) {
                 async move {
                     let now = c.open.fetch_add(1, Ordering::SeqCst) + 1;
                     c.most_open.fetch_max(now, Ordering::SeqCst);
-                    tokio::time::sleep(Duration::from_millis(30)).await;
+                    tokio::time::sleep(Duration::from_millis(check_ms)).await;
                     c.open.fetch_sub(1, Ordering::SeqCst);
                     axum::Json(json!({"ok": true, "problems": []}))
                 }
@@ -87,7 +87,7 @@ fn client(url: &str, engine_keys: &str) -> EngineClient {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn safe_calls_are_retried_and_a_run_start_is_not() {
-    let (url, counters) = stand_in(2).await;
+    let (url, counters) = stand_in(2, 30).await;
     let fetched = client(&url, "retries = 2").catalog("acme", None).await;
     assert!(
         matches!(fetched, Ok(CatalogFetch::Fresh { .. })),
@@ -99,7 +99,7 @@ async fn safe_calls_are_retried_and_a_run_start_is_not() {
         "two retries"
     );
 
-    let (url, counters) = stand_in(5).await;
+    let (url, counters) = stand_in(5, 30).await;
     let fetched = client(&url, "retries = 2").catalog("acme", None).await;
     assert!(
         matches!(fetched, Err(EngineError::Failed(_))),
@@ -130,7 +130,7 @@ async fn safe_calls_are_retried_and_a_run_start_is_not() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn max_in_flight_bounds_the_calls_open_at_once() {
-    let (url, counters) = stand_in(0).await;
+    let (url, counters) = stand_in(0, 30).await;
     let engine = client(&url, "max_in_flight = 3");
     let program = json!({"steps": []});
     let calls = (0..24).map(|_| {
@@ -157,4 +157,83 @@ where
         out.push(h.await.expect("task"));
     }
     out
+}
+
+/// A stand-in whose run call is held open until the test releases it.
+async fn held_run() -> (String, Arc<tokio::sync::Notify>, Arc<AtomicUsize>) {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (r, n) = (release.clone(), runs.clone());
+    let app = Router::new()
+        .route(
+            "/api/v1/workflows/run",
+            post(move || {
+                let (r, n) = (r.clone(), n.clone());
+                async move {
+                    n.fetch_add(1, Ordering::SeqCst);
+                    r.notified().await;
+                    axum::Json(
+                        json!({"run": "r-1", "state": "COMPLETED", "result": {}, "events": []}),
+                    )
+                }
+            }),
+        )
+        .route(
+            "/api/v1/workflows/check",
+            post(|| async { axum::Json(json!({"ok": true, "problems": []})) }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, release, runs)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn waiting_for_a_free_slot_is_bounded_by_the_call_timeout() {
+    let (url, release, runs) = held_run().await;
+    let engine = client(&url, "max_in_flight = 1\ntimeout_ms = 200\nretries = 0");
+    let run = {
+        let engine = engine.clone();
+        tokio::spawn(async move {
+            engine
+                .run(
+                    "acme",
+                    &json!({"steps": []}),
+                    &json!({}),
+                    None,
+                    false,
+                    Duration::from_secs(20),
+                )
+                .await
+        })
+    };
+    // Bounded wait until the run holds the only slot.
+    for _ in 0..200 {
+        if runs.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "the run call reached the stand-in"
+    );
+    let check = engine.check("acme", &json!({"steps": []}), None).await;
+    match &check {
+        Err(EngineError::Unreachable(m)) => assert!(m.contains("max_in_flight"), "{m}"),
+        other => panic!("expected a refused call naming max_in_flight, got {other:?}"),
+    }
+    release.notify_one();
+    let finished = run.await.expect("task");
+    assert!(finished.is_ok(), "{finished:?}");
+    assert!(
+        engine
+            .check("acme", &json!({"steps": []}), None)
+            .await
+            .is_ok(),
+        "the slot is free again"
+    );
 }

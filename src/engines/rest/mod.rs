@@ -136,8 +136,8 @@ pub fn decode(value: Value) -> Value {
     }
 }
 
-fn transport_error(e: reqwest::Error) -> EngineError {
-    if e.is_connect() {
+fn transport_error(e: transport::CallError) -> EngineError {
+    if e.never_sent() {
         EngineError::Unreachable(e.to_string())
     } else {
         EngineError::Failed(e.to_string())

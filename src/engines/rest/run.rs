@@ -54,7 +54,7 @@ impl EngineClient {
             )
             .await
             .map_err(|e| {
-                if e.is_connect() {
+                if e.never_sent() {
                     EngineError::Unreachable(e.to_string())
                 } else {
                     // The request may have reached the runner: treat the run as started.

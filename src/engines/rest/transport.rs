@@ -30,11 +30,32 @@ pub(super) struct Call<'a> {
     pub(super) safe: bool,
 }
 
+/// Why a call got no answer.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum CallError {
+    #[error("{0}")]
+    Transport(#[from] reqwest::Error),
+    /// Every `engine.max_in_flight` slot stayed taken for the call's whole
+    /// timeout: nothing was sent.
+    #[error("no free engine call slot within {0:?} (engine.max_in_flight)")]
+    Saturated(Duration),
+}
+
+impl CallError {
+    /// Whether the request surely never reached the engine.
+    pub(super) fn never_sent(&self) -> bool {
+        match self {
+            CallError::Transport(e) => e.is_connect(),
+            CallError::Saturated(_) => true,
+        }
+    }
+}
+
 impl EngineClient {
     /// One call under the in-flight bound. A `safe` call is repeated with
     /// backoff after a transport failure or an answer saying "try again"
     /// (429, 502, 503, 504).
-    pub(super) async fn call(&self, tenant: &str, c: Call<'_>) -> Result<Answer, reqwest::Error> {
+    pub(super) async fn call(&self, tenant: &str, c: Call<'_>) -> Result<Answer, CallError> {
         let mut delay = self.retry_backoff;
         let mut attempt = 0;
         loop {
@@ -55,9 +76,14 @@ impl EngineClient {
         }
     }
 
-    async fn attempt(&self, tenant: &str, c: &Call<'_>) -> Result<Answer, reqwest::Error> {
-        // The semaphore is never closed, so acquiring cannot fail.
-        let _permit = self.in_flight.acquire().await.ok();
+    async fn attempt(&self, tenant: &str, c: &Call<'_>) -> Result<Answer, CallError> {
+        // Waiting for a slot is bounded by the call's timeout too, so a
+        // saturated engine answers `internal` instead of hanging the caller.
+        // The semaphore is never closed: acquiring fails only by timing out.
+        let _permit = tokio::time::timeout(c.timeout, self.in_flight.acquire())
+            .await
+            .map_err(|_| CallError::Saturated(c.timeout))?
+            .ok();
         let mut req = self
             .http
             .request(c.method.clone(), self.url(c.path))

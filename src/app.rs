@@ -37,10 +37,7 @@ struct AppState {
 /// Everything a gateway needs, from its configuration.
 pub async fn build(config: Config) -> Result<App, StartError> {
     let gw = Gateway::build(config).await?;
-    let server = PilotageServer::new(gw.clone()).map_err(|message| StartError::Guides {
-        language: "*".into(),
-        message,
-    })?;
+    let server = PilotageServer::new(gw.clone()).map_err(StartError::Tools)?;
     let mut transport = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)

@@ -16,7 +16,7 @@
 //! changed.
 
 use crate::auth::Principal;
-use crate::config::{CatalogFields, EffectRisk, pick};
+use crate::config::{CatalogFields, EffectRisk, EngineMapping, pick, pick_field};
 use crate::engine::{CatalogFetch, EngineClient, EngineError};
 use crate::pilotage::RiskHints;
 use crate::store::Store;
@@ -118,7 +118,7 @@ pub struct CatalogService {
     engine: EngineClient,
     store: Arc<dyn Store>,
     fields: CatalogFields,
-    effects: BTreeMap<String, EffectRisk>,
+    mapping: EngineMapping,
     tenants: moka::sync::Cache<String, Arc<TenantSlot>>,
     /// (scope, version) pairs already written as baselines by this instance.
     snapshots_written: moka::sync::Cache<String, ()>,
@@ -130,8 +130,8 @@ impl CatalogService {
         Self {
             engine,
             store,
-            fields: mapping.catalog,
-            effects: mapping.effects,
+            fields: mapping.catalog.clone(),
+            mapping,
             tenants: moka::sync::Cache::new(10_000),
             snapshots_written: moka::sync::Cache::new(100_000),
         }
@@ -282,43 +282,55 @@ impl CatalogService {
     fn entry(&self, cap: &Value) -> Option<(String, Value, RiskHints)> {
         let f = &self.fields;
         let id = pick(cap, &f.name)?.as_str()?.to_string();
-        let effect = pick(cap, &f.effect).and_then(Value::as_str).unwrap_or("");
+        let effect = pick_field(cap, &f.effect)
+            .and_then(Value::as_str)
+            .unwrap_or("");
         // An unmapped effect is treated as the most dangerous one: fail closed.
-        let risk = self.effects.get(effect).cloned().unwrap_or(EffectRisk {
-            risk: "destructive".into(),
-            read_only: false,
-            destructive: true,
-            open_world: true,
-        });
+        let risk = self
+            .mapping
+            .effect_risk(effect)
+            .cloned()
+            .unwrap_or_else(|| {
+                tracing::warn!(%effect, capability = %id, key = "engine.mapping.effects",
+                "engine effect in no value table; the capability counts as destructive");
+                EffectRisk {
+                    risk: "destructive".into(),
+                    read_only: false,
+                    destructive: true,
+                    open_world: true,
+                }
+            });
         let hints = RiskHints {
             read_only: risk.read_only,
             destructive: risk.destructive,
             open_world: risk.open_world,
         };
-        let mut tags: Vec<Value> = pick(cap, &f.tags)
+        let mut tags: Vec<Value> = pick_field(cap, &f.tags)
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        if pick(cap, &f.deprecated).and_then(Value::as_bool) == Some(true) {
+        if pick_field(cap, &f.deprecated).and_then(Value::as_bool) == Some(true) {
             tags.push(Value::String("deprecated".into()));
         }
         let mut e = Map::new();
         e.insert("id".into(), Value::String(id.clone()));
         e.insert("kind".into(), Value::String(KIND_CAPABILITY.into()));
-        let name = pick(cap, &f.title).and_then(Value::as_str).unwrap_or(&id);
+        let name = pick_field(cap, &f.title)
+            .and_then(Value::as_str)
+            .unwrap_or(&id);
         e.insert("name".into(), Value::String(name.to_string()));
-        if let Some(d) = pick(cap, &f.description).and_then(Value::as_str) {
+        if let Some(d) = pick_field(cap, &f.description).and_then(Value::as_str) {
             e.insert("description".into(), Value::String(d.to_string()));
         }
         e.insert(
             "input_schema".into(),
-            pick(cap, &f.params)
+            pick_field(cap, &f.params)
                 .cloned()
                 .unwrap_or_else(|| json!({"type": "object"})),
         );
         e.insert(
             "output_schema".into(),
-            pick(cap, &f.returns).cloned().unwrap_or(Value::Null),
+            pick_field(cap, &f.returns).cloned().unwrap_or(Value::Null),
         );
         e.insert("risk".into(), Value::String(risk.risk.clone()));
         e.insert("risk_hints".into(), hints.to_json());

@@ -376,6 +376,9 @@ async fn run(
         Err(EngineError::Unreachable(m)) | Err(EngineError::Failed(m)) => {
             return Err(internal(&EngineError::Failed(m)));
         }
+        // The engine's answer shows nothing ran (as the mapping reads it): a
+        // request error before execution, never a replayed outcome.
+        Err(e @ EngineError::NotStarted(_)) => return Err(internal(&e)),
         Err(EngineError::RunBroken { message, events }) => (
             Outcome::run_failure(
                 RunStatus::Partial,
@@ -429,7 +432,7 @@ async fn run(
             }
         },
     };
-    let full_steps = map_events(&events, &gw.engine.mapping().events, &steps, end);
+    let full_steps = map_events(&events, gw.engine.mapping(), &steps, end);
     let stats = json!({"calls": full_steps.iter().filter(|s| s.get("calls").is_some()).count(),
         "duration_ms": started.elapsed().as_millis() as u64, "test_run": checked.test_run});
     finish_started(
@@ -691,12 +694,10 @@ fn input_findings(program: &Value, record: Option<&Value>, input: &Value) -> Vec
 
 /// Whether a call completed before the failure (side effects may exist).
 fn any_call_succeeded(events: &[Value], gw: &Gateway) -> bool {
-    let m = &gw.engine.mapping().events;
-    let ok = serde_json::to_value(&m.ok_value).unwrap_or(Value::Null);
-    events.iter().any(|e| {
-        crate::config::pick(e, &m.kind).and_then(Value::as_str) == Some(&m.call_kind)
-            && crate::config::pick(e, &m.ok_field) == Some(&ok)
-    })
+    let mapping = gw.engine.mapping();
+    events
+        .iter()
+        .any(|e| mapping.event_kind(e) == Ok(crate::config::EventKind::Call) && mapping.call_ok(e))
 }
 
 async fn write_with_retry(

@@ -21,6 +21,8 @@ pub enum StartError {
     Guides { language: String, message: String },
     #[error("classifier rules of language '{language}': {message}")]
     Rules { language: String, message: String },
+    #[error("tool declarations: {0}")]
+    Tools(String),
     #[error("store: {0}")]
     Store(#[from] crate::store::StoreError),
 }
@@ -106,11 +108,20 @@ impl Gateway {
             .iter()
             .map(|l| LanguageRuntime::load(&config, l).map(Arc::new))
             .collect::<Result<Vec<_>, _>>()?;
-        let classifiers = Classifiers::load(languages.iter().map(|l| l.rule_source(&config)))
-            .map_err(|e| StartError::Rules {
-                language: "*".into(),
-                message: e.to_string(),
-            })?;
+        let sources: Vec<RuleSource> = languages.iter().map(|l| l.rule_source(&config)).collect();
+        // The failing file names its language (several may share one file).
+        let owner = |file: &std::path::Path| {
+            let names: Vec<&str> = sources
+                .iter()
+                .filter(|s| s.path == file)
+                .map(|s| s.language.as_str())
+                .collect();
+            names.join(", ")
+        };
+        let classifiers = Classifiers::load(sources.clone()).map_err(|e| StartError::Rules {
+            language: owner(e.file()),
+            message: e.to_string(),
+        })?;
         let redis = (!config.store.redis_url.is_empty()).then_some(config.store.redis_url.as_str());
         let store = crate::store::connect(
             redis,

@@ -7,7 +7,9 @@ pub mod catalog;
 pub mod classify;
 pub mod cli;
 pub mod config;
-pub mod engine;
+pub mod engines;
+/// The engine client as the rest of the gateway names it.
+pub use engines::rest as engine;
 pub mod execute;
 pub mod gateway;
 pub mod guides;

@@ -45,6 +45,8 @@ enum Command {
     CheckConfig {
         #[arg(long, default_value = "deploy/gateway.local.toml")]
         config: PathBuf,
+        #[command(flatten)]
+        probe: cli::check_config::ProbeArgs,
     },
     /// Show how the classifier reads an engine message, or check every rule example.
     Classify(cli::classify::ClassifyArgs),
@@ -67,7 +69,7 @@ fn main() -> ExitCode {
         match args.command {
             Command::Serve { config } => serve(&config).await,
             Command::Demo { config, engine_bin } => cli::demo::run(&config, engine_bin).await,
-            Command::CheckConfig { config } => cli::check_config::run(&config).await,
+            Command::CheckConfig { config, probe } => cli::check_config::run(&config, &probe).await,
             Command::Classify(a) => cli::classify::run(a),
         }
     })

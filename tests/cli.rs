@@ -22,8 +22,12 @@ fn gateway(args: &[&str]) -> (bool, String) {
 }
 
 #[test]
-fn classify_check_passes_for_both_shipped_rule_files() {
-    for config in ["deploy/gateway.local.toml", "deploy/gateway.dialect-b.toml"] {
+fn classify_check_passes_for_every_shipped_rule_file() {
+    for config in [
+        "deploy/gateway.local.toml",
+        "deploy/gateway.dialect-b.toml",
+        "deploy/gateway.dialect-c.toml",
+    ] {
         let (ok, out) = gateway(&["classify", "--check", "--config", config]);
         assert!(ok, "{config}: {out}");
         assert!(out.contains(" 0 failed"), "{out}");
@@ -75,6 +79,18 @@ fn classify_check_fails_naming_the_rule_of_a_broken_example() {
     ]);
     assert!(!ok, "{out}");
     assert!(out.contains("duplicate-step-id"), "{out}");
+    // The start-up error names the language whose rules are broken (it fails
+    // before binding anything).
+    let (ok, out) = gateway(&[
+        "serve",
+        "--config",
+        dir.join("deploy/gateway.toml").to_str().unwrap(),
+    ]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("classifier rules of language 'workflow/v1'"),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -21,7 +21,7 @@
 //! disable a rule:
 //!
 //! ```toml
-//! location_syntax = "legacy"            # or "jsonpath"; how the engine writes locations
+//! location_syntax = "legacy"            # or "jsonpath", or parts / a pattern (see `location`)
 //! redact = ['''\s*\(did you mean '[^']*'\?\)''']  # removed from any text passed through
 //!
 //! [[rule]]
@@ -99,7 +99,7 @@ use serde::{Deserialize, Serialize};
 pub use error::{RuleErrorKind, RuleFileError};
 pub use examples::{ExampleOutcome, ExampleReport, check_examples};
 pub use live::{Classifiers, RuleSource};
-pub use location::LocationSyntax;
+pub use location::{IndexForm, LocationParts, LocationSyntax};
 pub use table::RuleTable;
 pub use template::close_matches;
 
@@ -117,8 +117,9 @@ pub enum Severity {
 }
 
 impl Severity {
-    /// Maps an engine level to a severity, accepting both dialects' spellings
-    /// (`ERROR`/`WARN` and `error`/`warning`). Unknown levels give `None`.
+    /// Maps a level spelled `ERROR`/`WARN` or `error`/`warning` (any case) to
+    /// a severity. Unknown levels give `None`. The engine's own levels are
+    /// read through the mapping's level tables instead.
     pub fn from_engine_level(level: &str) -> Option<Severity> {
         match level.to_ascii_lowercase().as_str() {
             "error" => Some(Severity::Error),
@@ -144,9 +145,8 @@ pub struct Diagnostic {
     pub hint: Option<String>,
 }
 
-/// One problem reported by the engine's validator, already mapped from the engine's
-/// JSON by the caller (dialect a: `level`/`text`/`where`; dialect b:
-/// `severity`/`msg`/`loc`).
+/// One problem reported by the engine's validator, already read from the engine's
+/// JSON through the engine mapping (`[engine.mapping.check]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EngineProblem {
     /// The engine's level.

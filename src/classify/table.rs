@@ -115,8 +115,8 @@ impl RuleTable {
     }
 
     /// The location syntax the file declares.
-    pub fn location_syntax(&self) -> LocationSyntax {
-        self.location_syntax
+    pub fn location_syntax(&self) -> &LocationSyntax {
+        &self.location_syntax
     }
 
     /// `SetMatches` iterates in ascending rule order, so the first index is the

@@ -5,6 +5,12 @@
 //! - `{close_match:name}`: up to three caller-visible names close to the capture;
 //! - `{visible:name}`: the capture itself, but only when it is a caller-visible name.
 //!
+//! Any placeholder may be followed by filters, applied left to right:
+//! `{items|split:" / "|join:", "}` turns the capture `a / b / c` into `a, b, c`.
+//! Filters: `split:"sep"` (each value into pieces), `join:"sep"` (all values into
+//! one), `lower`, `upper`, `trim` (each value; `trim` also drops empty pieces).
+//! Several values left at the end are joined with `", "`.
+//!
 //! `{{` and `}}` stand for literal braces. A template renders to `None` when any
 //! placeholder has nothing to show, because a hint with a hole in it misleads more
 //! than no hint at all. Only caller-visible names ever reach a hint: engine
@@ -23,9 +29,45 @@ const CLOSE_MATCH_LIMIT: usize = 3;
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Piece {
     Text(String),
-    Capture(String),
-    CloseMatch(String),
-    Visible(String),
+    Capture(String, Vec<Filter>),
+    CloseMatch(String, Vec<Filter>),
+    Visible(String, Vec<Filter>),
+}
+
+/// A transformation of a placeholder's values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Filter {
+    Split(String),
+    Join(String),
+    Lower,
+    Upper,
+    Trim,
+}
+
+impl Filter {
+    fn apply(&self, values: Vec<String>) -> Vec<String> {
+        match self {
+            Filter::Split(sep) => values
+                .iter()
+                .flat_map(|v| v.split(sep.as_str()).map(str::to_owned))
+                .collect(),
+            Filter::Join(sep) => vec![values.join(sep)],
+            Filter::Lower => values.iter().map(|v| v.to_lowercase()).collect(),
+            Filter::Upper => values.iter().map(|v| v.to_uppercase()).collect(),
+            Filter::Trim => values
+                .iter()
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+                .collect(),
+        }
+    }
+}
+
+/// Runs the filters; `None` when nothing is left to show.
+fn filtered(values: Vec<String>, filters: &[Filter]) -> Option<String> {
+    let values = filters.iter().fold(values, |v, f| f.apply(v));
+    let text = values.join(", ");
+    (!text.is_empty()).then_some(text)
 }
 
 /// A compiled template (see the module documentation for the syntax).
@@ -80,7 +122,7 @@ impl Template {
     pub(crate) fn capture_names(&self) -> impl Iterator<Item = &str> {
         self.pieces.iter().filter_map(|piece| match piece {
             Piece::Text(_) => None,
-            Piece::Capture(name) | Piece::CloseMatch(name) | Piece::Visible(name) => {
+            Piece::Capture(name, _) | Piece::CloseMatch(name, _) | Piece::Visible(name, _) => {
                 Some(name.as_str())
             }
         })
@@ -92,18 +134,19 @@ impl Template {
         for piece in &self.pieces {
             match piece {
                 Piece::Text(text) => out.push_str(text),
-                Piece::Capture(name) => out.push_str(non_empty_capture(captures, name)?),
-                Piece::CloseMatch(name) => {
-                    let matches = close_matches(non_empty_capture(captures, name)?, visible);
-                    if matches.is_empty() {
-                        return None;
-                    }
-                    out.push_str(&matches.join(", "));
+                Piece::Capture(name, filters) => {
+                    let value = non_empty_capture(captures, name)?;
+                    out.push_str(&filtered(vec![value.to_owned()], filters)?);
                 }
-                Piece::Visible(name) => {
+                Piece::CloseMatch(name, filters) => {
+                    let matches = close_matches(non_empty_capture(captures, name)?, visible);
+                    let matches = matches.into_iter().map(str::to_owned).collect();
+                    out.push_str(&filtered(matches, filters)?);
+                }
+                Piece::Visible(name, filters) => {
                     let value = non_empty_capture(captures, name)?;
                     visible.iter().any(|v| v == value).then_some(())?;
-                    out.push_str(value);
+                    out.push_str(&filtered(vec![value.to_owned()], filters)?);
                 }
             }
         }
@@ -111,11 +154,16 @@ impl Template {
     }
 }
 
-/// Parses the inside of `{...}`.
+/// Parses the inside of `{...}`: `[function:]capture` then `|filter` parts.
 fn placeholder(body: &str, source: &str) -> Result<Piece, String> {
-    let (function, name) = match body.split_once(':') {
+    let mut parts = split_filters(body).into_iter();
+    let head = parts.next().unwrap_or_default();
+    let filters = parts
+        .map(|f| filter(&f, source))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (function, name) = match head.split_once(':') {
         Some((function, name)) => (Some(function), name),
-        None => (None, body),
+        None => (None, head.as_str()),
     };
     if !is_capture_name(name) {
         return Err(format!(
@@ -125,13 +173,68 @@ fn placeholder(body: &str, source: &str) -> Result<Piece, String> {
     }
     let name = name.to_owned();
     match function {
-        None => Ok(Piece::Capture(name)),
-        Some("close_match") => Ok(Piece::CloseMatch(name)),
-        Some("visible") => Ok(Piece::Visible(name)),
+        None => Ok(Piece::Capture(name, filters)),
+        Some("close_match") => Ok(Piece::CloseMatch(name, filters)),
+        Some("visible") => Ok(Piece::Visible(name, filters)),
         Some(other) => Err(format!(
             "unknown placeholder function '{other}' in template {source:?} \
              (known: close_match, visible)"
         )),
+    }
+}
+
+/// Splits a placeholder body on `|` outside double quotes.
+fn split_filters(body: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut quoted = false;
+    for c in body.chars() {
+        if c == '|' && !quoted {
+            parts.push(String::new());
+            continue;
+        }
+        if c == '"' {
+            quoted = !quoted;
+        }
+        if let Some(part) = parts.last_mut() {
+            part.push(c);
+        }
+    }
+    parts
+}
+
+/// One filter: `lower`, `upper`, `trim`, `split:"sep"` or `join:"sep"`.
+fn filter(text: &str, source: &str) -> Result<Filter, String> {
+    let (name, arg) = match text.split_once(':') {
+        Some((name, arg)) => (name.trim(), Some(arg.trim())),
+        None => (text.trim(), None),
+    };
+    let quoted = |arg: Option<&str>| -> Result<String, String> {
+        arg.and_then(|a| a.strip_prefix('"')?.strip_suffix('"'))
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                format!("filter '{name}' in template {source:?} needs a quoted argument, e.g. {name}:\", \"")
+            })
+    };
+    match (name, arg) {
+        ("lower", None) => Ok(Filter::Lower),
+        ("upper", None) => Ok(Filter::Upper),
+        ("trim", None) => Ok(Filter::Trim),
+        ("split", a) => Ok(Filter::Split(quoted(a)?).non_empty(source)?),
+        ("join", a) => Ok(Filter::Join(quoted(a)?)),
+        _ => Err(format!(
+            "unknown filter '{text}' in template {source:?} (known: split:\"sep\", join:\"sep\", lower, upper, trim)"
+        )),
+    }
+}
+
+impl Filter {
+    fn non_empty(self, source: &str) -> Result<Filter, String> {
+        match &self {
+            Filter::Split(sep) if sep.is_empty() => Err(format!(
+                "filter split in template {source:?} has an empty separator"
+            )),
+            _ => Ok(self),
+        }
     }
 }
 
@@ -241,6 +344,54 @@ mod tests {
     #[test]
     fn unmatched_optional_capture_omits_the_text() {
         assert_eq!(render("x{b}", "a(?P<b>z)?", "a", &names(&[])), None);
+    }
+
+    #[test]
+    fn filters_transform_a_capture() {
+        let pattern = "one of (?P<list>.+)$";
+        assert_eq!(
+            render(
+                "one of {list|split:\" / \"|join:\", \"}",
+                pattern,
+                "one of a / b / c",
+                &names(&[])
+            )
+            .as_deref(),
+            Some("one of a, b, c")
+        );
+        assert_eq!(
+            render(
+                "{list|split:\"|\"|trim|upper}",
+                pattern,
+                "one of a | | b ",
+                &names(&[])
+            )
+            .as_deref(),
+            Some("A, B")
+        );
+        assert_eq!(
+            render("{list|lower}", pattern, "one of ABC", &names(&[])).as_deref(),
+            Some("abc")
+        );
+        assert_eq!(
+            render("{list|trim}", pattern, "one of    ", &names(&[])),
+            None,
+            "nothing left: the template has a hole"
+        );
+        let visible = names(&["crm.get_customer", "crm.get_customers"]);
+        assert_eq!(
+            render(
+                "{close_match:c|join:\" or \"}",
+                "(?P<c>.+)",
+                "crm.get_custmer",
+                &visible
+            )
+            .as_deref(),
+            Some("crm.get_customer or crm.get_customers")
+        );
+        for bad in ["{a|nope}", "{a|split}", "{a|split:\"\"}", "{a|join:x}"] {
+            assert!(Template::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -7,10 +7,14 @@
 //! one folder.
 
 mod engine;
+mod engine_check;
 pub mod language;
 
 pub use engine::{
-    CatalogFields, CheckMapping, EffectRisk, EngineMapping, EventMapping, RunMapping, pick,
+    ArmMeaning, CallOutcome, CallPath, CatalogFields, CheckMapping, CheckMeaning, EffectRisk,
+    Encoding, Encodings, EngineMapping, EventKind, EventMapping, LevelMeaning, LogMapping,
+    OutputMapping, PLACEHOLDERS, PollMapping, RunMapping, RunMeaning, Runner, StateMeaning, pick,
+    pick_field, value_text,
 };
 pub use language::{CapabilityConfig, LanguageConfig, LoopTools};
 
@@ -57,6 +61,11 @@ pub struct ServerConfig {
     /// Reload classifier rules and guides when their files change (and on
     /// SIGHUP) without a restart.
     pub watch_files: bool,
+    /// Directories searched, in order, for the relative guide and rule paths
+    /// of `[[language]]` before the configuration file's own directory
+    /// (`PILOTAGE_SEARCH_PATH`, entries separated by `:`). Relative entries
+    /// are relative to the configuration file.
+    pub search_path: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -67,6 +76,7 @@ impl Default for ServerConfig {
             max_body_bytes: 4 * 1024 * 1024,
             instance: "gateway".into(),
             watch_files: true,
+            search_path: Vec::new(),
         }
     }
 }
@@ -120,6 +130,17 @@ pub struct EngineConfig {
     /// Default and maximum run deadline handed to the engine.
     #[serde(default = "default_run_deadline")]
     pub run_deadline_ms: u64,
+    /// Most calls this instance has open to the engine at once; further
+    /// calls wait for a free slot.
+    #[serde(default = "default_max_in_flight")]
+    pub max_in_flight: usize,
+    /// Extra attempts for calls that are safe to repeat (catalog, check,
+    /// status and log reads) after a transport failure or a 429/502/503/504.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    /// First wait before a retry; doubled for each further one.
+    #[serde(default = "default_retry_backoff")]
+    pub retry_backoff_ms: u64,
     /// How the engine's REST dialect maps onto Pilotage.
     #[serde(default)]
     pub mapping: EngineMapping,
@@ -127,6 +148,15 @@ pub struct EngineConfig {
 
 fn default_engine_timeout() -> u64 {
     5000
+}
+fn default_max_in_flight() -> usize {
+    64
+}
+fn default_retries() -> u32 {
+    2
+}
+fn default_retry_backoff() -> u64 {
+    50
 }
 fn default_run_deadline() -> u64 {
     30_000
@@ -296,16 +326,29 @@ impl Config {
         if let Some(v) = get("PILOTAGE_INSTANCE") {
             self.server.instance = v;
         }
+        if let Some(v) = get("PILOTAGE_SEARCH_PATH") {
+            self.server.search_path = v
+                .split(':')
+                .filter(|d| !d.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
     }
 
-    /// Resolves a path from the configuration file against its directory.
+    /// Resolves a path from the configuration file: absolute paths stay; a
+    /// relative one is looked up in each `server.search_path` directory in
+    /// turn, and otherwise taken relative to the configuration file.
     pub fn resolve(&self, p: &str) -> PathBuf {
         let path = Path::new(p);
         if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            self.base_dir.join(path)
+            return path.to_path_buf();
         }
+        self.server
+            .search_path
+            .iter()
+            .map(|dir| self.base_dir.join(dir).join(path))
+            .find(|candidate| candidate.exists())
+            .unwrap_or_else(|| self.base_dir.join(path))
     }
 
     /// Every problem, each naming file, key and fix.
@@ -340,6 +383,9 @@ impl Config {
                 format!("'{}' is not an http(s) URL", self.engine.url),
                 "set the engine base URL, e.g. http://127.0.0.1:7070",
             );
+        }
+        for (key, what, fix) in engine_check::engine_problems(&self.engine) {
+            problem(&key, what, &fix);
         }
         if !self.store.redis_url.is_empty() && !self.store.redis_url.starts_with("redis://") {
             problem(

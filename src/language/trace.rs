@@ -8,7 +8,7 @@
 //! complete gets the step status `partial` (or `timeout`).
 
 use super::program::StepInfo;
-use crate::config::{EventMapping, pick};
+use crate::config::{EngineMapping, EventKind, pick};
 use crate::pilotage::{Outcome, StepStatus};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -24,11 +24,11 @@ pub enum RunEnd {
 /// Maps the engine's events to trace steps at level `full`.
 pub fn map_events(
     events: &[Value],
-    m: &EventMapping,
+    mapping: &EngineMapping,
     steps: &[StepInfo],
     end: RunEnd,
 ) -> Vec<Value> {
-    let ok_value = serde_json::to_value(&m.ok_value).unwrap_or(Value::Null);
+    let m = &mapping.events;
     let ancestors: HashMap<&str, &[(String, bool)]> = steps
         .iter()
         .filter_map(|s| Some((s.id.as_deref()?, s.ancestors.as_slice())))
@@ -37,16 +37,20 @@ pub fn map_events(
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut open_loops: Vec<usize> = Vec::new();
     for event in events {
-        let kind = pick(event, &m.kind).and_then(Value::as_str).unwrap_or("");
+        let kind = match mapping.event_kind(event) {
+            Ok(kind) => kind,
+            Err(unknown) => {
+                tracing::warn!(kind = %unknown, key = "engine.mapping.events.kinds",
+                    "engine event kind in no value table; the event is left out of the trace");
+                continue;
+            }
+        };
         let step = pick(event, &m.step).and_then(Value::as_str).unwrap_or("");
-        let iters: Vec<u64> = pick(event, &m.iter)
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_u64).collect())
-            .unwrap_or_default();
+        let iters = mapping.counters(event);
         let id = qualified(step, &iters);
         let ms = pick(event, &m.ms).and_then(Value::as_u64);
-        if kind == m.call_kind {
-            let ok = pick(event, &m.ok_field) == Some(&ok_value);
+        if kind == EventKind::Call {
+            let ok = mapping.call_ok(event);
             let error = pick(event, &m.error)
                 .and_then(Value::as_str)
                 .map(str::to_string);
@@ -74,7 +78,7 @@ pub fn map_events(
                 mark_ancestors(&mut out, &index, &ancestors, step, &iters, status);
             }
             push(&mut out, &mut index, id, e);
-        } else if kind == m.set_kind {
+        } else if kind == EventKind::Set {
             let value = pick(event, &m.set_value).cloned().unwrap_or(Value::Null);
             let mut e = Map::new();
             e.insert("id".into(), Value::String(id.clone()));
@@ -83,8 +87,17 @@ pub fn map_events(
             e.insert("outcome".into(), Outcome::success().to_json());
             insert_ms(&mut e, ms);
             push(&mut out, &mut index, id, e);
-        } else if kind == m.branch_kind {
-            let arm = pick(event, &m.arm).and_then(Value::as_str).unwrap_or("");
+        } else if kind == EventKind::Branch {
+            // An arm no table lists is kept as the engine wrote it (and logged):
+            // an honest trace beats an invented decision.
+            let arm = match mapping.arm(event) {
+                Ok(arm) => arm.as_str().to_string(),
+                Err(unknown) => {
+                    tracing::warn!(arm = %unknown, key = "engine.mapping.events.arms",
+                        "engine branch arm in no value table");
+                    unknown
+                }
+            };
             let mut because = pick(event, &m.cond)
                 .map(|c| match c {
                     Value::String(s) => s.clone(),
@@ -103,7 +116,7 @@ pub fn map_events(
                 json!([{"at": id, "took": arm, "because": because}]),
             );
             push(&mut out, &mut index, id, e);
-        } else if kind == m.loop_enter_kind {
+        } else if kind == EventKind::LoopEnter {
             let mut e = Map::new();
             e.insert("id".into(), Value::String(id.clone()));
             e.insert("outcome".into(), Outcome::success().to_json());
@@ -113,7 +126,7 @@ pub fn map_events(
             }
             open_loops.push(out.len());
             push(&mut out, &mut index, id, e);
-        } else if kind == m.loop_next_kind {
+        } else if kind == EventKind::LoopNext {
             if let Some(&i) = index.get(&id) {
                 let entry = &mut out[i];
                 let n = entry
@@ -129,7 +142,7 @@ pub fn map_events(
                     d.push(json!({"at": id, "took": "continue", "because": because}));
                 }
             }
-        } else if kind == m.loop_exit_kind
+        } else if kind == EventKind::LoopExit
             && let Some(&i) = index.get(&id)
         {
             open_loops.retain(|&o| o != i);
@@ -285,7 +298,7 @@ mod tests {
         ];
         let t = map_events(
             &events,
-            &EventMapping::default(),
+            &EngineMapping::default(),
             &steps(&program),
             RunEnd::Failed,
         );
@@ -300,12 +313,47 @@ mod tests {
     }
 
     #[test]
+    fn value_tables_and_the_counter_base_are_honoured() {
+        let program = json!({"steps": [
+            {"id": "l", "kind": "for_each", "do": [
+                {"id": "b", "kind": "branch", "when": {}, "then": [{"id": "c", "kind": "call", "capability": "x"}]}]}
+        ]});
+        let mut mapping = EngineMapping {
+            case_insensitive_values: true,
+            ..EngineMapping::default()
+        };
+        mapping.events.counter_base = 0;
+        mapping.events.outcomes = [("OK".to_string(), crate::config::CallOutcome::Ok)].into();
+        let events = vec![
+            json!({"type": "LOOP_ENTER", "step": "l", "count": 1, "iter": []}),
+            json!({"type": "Loop_Next", "step": "l", "iter": []}),
+            json!({"type": "BRANCH", "step": "b", "arm": "THEN", "iter": [0]}),
+            json!({"type": "heartbeat", "step": "l", "iter": []}),
+            json!({"type": "CALL", "step": "c", "capability": "x", "status": "ok", "iter": [0]}),
+            json!({"type": "CALL", "step": "c", "capability": "x", "status": "MAYBE", "iter": [0]}),
+        ];
+        let t = map_events(&events, &mapping, &steps(&program), RunEnd::Failed);
+        let ids: Vec<_> = t.iter().map(|s| s["id"].as_str().unwrap()).collect();
+        assert_eq!(
+            ids,
+            ["l", "b#1", "c#1", "c#1"],
+            "counted from 1; the unknown kind left out"
+        );
+        assert_eq!(t[1]["decisions"][0]["took"], "then", "THEN read as then");
+        assert_eq!(t[2]["outcome"]["status"], "success", "ok read as OK");
+        assert_eq!(
+            t[3]["outcome"]["status"], "error",
+            "an unknown outcome fails"
+        );
+    }
+
+    #[test]
     fn zero_iteration_loop_exits_once() {
         let events = vec![
             json!({"type": "loop_enter", "step": "l", "count": 0, "iter": []}),
             json!({"type": "loop_exit", "step": "l", "iterations": 0, "ms": 0, "iter": []}),
         ];
-        let t = map_events(&events, &EventMapping::default(), &[], RunEnd::Completed);
+        let t = map_events(&events, &EngineMapping::default(), &[], RunEnd::Completed);
         assert_eq!(
             t[0]["decisions"],
             json!([{"at": "l", "took": "exit", "because": "no items"}])

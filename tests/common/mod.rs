@@ -156,41 +156,23 @@ impl Engine {
     }
 
     /// The engine's own description of a capability as a tenant sees it, in
-    /// the shape its admin `PUT` takes (the same in both dialects).
+    /// the shape its admin `PUT` takes (the same in every dialect).
     pub async fn capability(&self, tenant: &str, name: &str) -> Value {
-        let b = dialect_b();
-        let (path, header, list, id) = if b {
-            ("/v2/registry/functions", "X-Org-Id", "functions", "id")
-        } else {
-            ("/api/v1/capabilities", "X-Tenant", "capabilities", "name")
-        };
-        let v: Value = self
+        let r = self
             .http
-            .get(format!("{}{path}", self.url))
-            .header(header, tenant)
+            .get(format!(
+                "{}/admin/capabilities/{name}?tenant={tenant}",
+                self.url
+            ))
             .send()
             .await
-            .expect("capabilities")
-            .json()
-            .await
-            .expect("capabilities json");
-        let found = v[list]
-            .as_array()
-            .and_then(|a| a.iter().find(|c| c[id] == name))
-            .cloned()
-            .unwrap_or_else(|| panic!("capability {name} not visible to {tenant}"));
-        if !b {
-            return found;
-        }
-        let effect = match found["impact"].as_str() {
-            Some("none") => "read",
-            Some("modify") => "write",
-            Some("remove") => "delete",
-            _ => "external",
-        };
-        json!({"name": found["id"], "title": found["label"], "doc": found["help"],
-            "params": found["input_schema"], "returns": found["output_schema"], "effect": effect,
-            "tags": found["labels"], "deprecated": found["retired"]})
+            .expect("admin capability");
+        assert!(
+            r.status().is_success(),
+            "capability {name} not visible to {tenant}: {}",
+            r.status()
+        );
+        r.json().await.expect("admin capability json")
     }
 
     pub async fn faults(&self, body: Value) {
@@ -205,20 +187,22 @@ impl Engine {
     }
 }
 
-/// Whether the suite runs against the engine's second REST dialect
-/// (`PILOTAGE_TEST_DIALECT=b`): the engine is started with `--dialect b` and
-/// the gateway gets the engine mapping and rule file of
-/// `deploy/gateway.dialect-b.toml`, configuration only.
-pub fn dialect_b() -> bool {
-    std::env::var("PILOTAGE_TEST_DIALECT").is_ok_and(|d| d == "b")
+/// The engine dialect the suite runs against (`PILOTAGE_TEST_DIALECT=b` or
+/// `c`; `None` is the default dialect a): the engine is started with
+/// `--dialect X` and the gateway gets the engine mapping and rule file of
+/// `deploy/gateway.dialect-X.toml`, configuration only.
+pub fn dialect() -> Option<String> {
+    std::env::var("PILOTAGE_TEST_DIALECT")
+        .ok()
+        .filter(|d| !d.is_empty() && d != "a")
 }
 
-fn apply_dialect_b(cfg: &mut Config) {
-    let path = repo_path("deploy/gateway.dialect-b.toml");
-    let text = std::fs::read_to_string(&path).expect("read dialect-b config");
-    let b = Config::parse(&text, &path).expect("parse dialect-b config");
-    let rules = b.resolve(&b.languages[0].classifier);
-    cfg.engine.mapping = b.engine.mapping;
+pub fn apply_dialect(cfg: &mut Config, dialect: &str) {
+    let path = repo_path(&format!("deploy/gateway.dialect-{dialect}.toml"));
+    let text = std::fs::read_to_string(&path).expect("read the dialect's config");
+    let other = Config::parse(&text, &path).expect("parse the dialect's config");
+    let rules = other.resolve(&other.languages[0].classifier);
+    cfg.engine.mapping = other.engine.mapping;
     for lang in &mut cfg.languages {
         lang.classifier = rules.display().to_string();
     }
@@ -257,10 +241,9 @@ impl TestEnv {
                 external: true,
             };
         }
-        let engine = if dialect_b() {
-            Engine::spawn(&["--dialect", "b"])
-        } else {
-            Engine::spawn(&[])
+        let engine = match dialect() {
+            Some(d) => Engine::spawn(&["--dialect", &d]),
+            None => Engine::spawn(&[]),
         };
         Self::in_front_of(engine, config, tweak).await
     }
@@ -275,8 +258,8 @@ impl TestEnv {
         let text = std::fs::read_to_string(&path).expect("read test config");
         let mut cfg = Config::parse(&text, &path).expect("parse test config");
         cfg.engine.url = engine.url.clone();
-        if dialect_b() {
-            apply_dialect_b(&mut cfg);
+        if let Some(d) = dialect() {
+            apply_dialect(&mut cfg, &d);
         }
         if let Ok(redis) = std::env::var("PILOTAGE_TEST_REDIS_URL") {
             cfg.store.redis_url = redis;

@@ -1,5 +1,5 @@
-//! Admin endpoints, identical in both dialects: world state and digest, reset,
-//! capability edits and fault injection. Errors are `{"error": "..."}`.
+//! Admin endpoints, identical in every dialect: world state and digest, reset,
+//! capability reads and edits, and fault injection. Errors are `{"error": "..."}`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use super::body::{BodyError, read_object_or_empty};
@@ -27,7 +27,9 @@ pub fn routes() -> Router<Arc<Engine>> {
         .route("/admin/reset", post(reset))
         .route(
             "/admin/capabilities/{name}",
-            put(put_capability).delete(delete_capability),
+            get(get_capability)
+                .put(put_capability)
+                .delete(delete_capability),
         )
         .route("/admin/faults", post(set_faults))
 }
@@ -89,6 +91,38 @@ async fn state(State(engine): State<Arc<Engine>>, params: Params) -> Result<Resp
 async fn reset(State(engine): State<Arc<Engine>>) -> Response {
     engine.reset();
     reply::json(StatusCode::OK, json!({"reset": true}))
+}
+
+/// `GET /admin/capabilities/{name}?tenant=T`: the capability as the tenant
+/// sees it, in the shape `PUT` takes.
+async fn get_capability(
+    State(engine): State<Arc<Engine>>,
+    Path(name): Path<String>,
+    params: Params,
+) -> Result<Response, AdminError> {
+    let tenant = tenant_param(params)?.ok_or_else(|| {
+        AdminError(
+            StatusCode::BAD_REQUEST,
+            "missing query parameter 'tenant'".to_owned(),
+        )
+    })?;
+    let found = engine
+        .catalog(&tenant)
+        .into_iter()
+        .find(|(c, _)| c.name == name)
+        .ok_or_else(|| {
+            AdminError(
+                StatusCode::NOT_FOUND,
+                format!("capability '{name}' not visible to '{tenant}'"),
+            )
+        })?
+        .0;
+    Ok(reply::json(
+        StatusCode::OK,
+        json!({"name": found.name, "title": found.title, "doc": found.doc,
+            "params": found.params, "returns": found.returns, "effect": found.effect.as_str(),
+            "tags": found.tags, "deprecated": found.deprecated}),
+    ))
 }
 
 /// `PUT /admin/capabilities/{name}?tenant=T` with the full capability object.

@@ -1,10 +1,11 @@
-//! The HTTP surfaces: one REST dialect (`a` or `b`, chosen at start) in front of the
+//! The HTTP surfaces: one REST dialect (`a`, `b` or `c`, chosen at start) in front of the
 //! shared engine, plus the admin endpoints, identical in both dialects.
 
 mod admin;
 mod body;
 mod dialect_a;
 mod dialect_b;
+mod dialect_c;
 mod etag;
 mod fields;
 mod reply;
@@ -22,6 +23,8 @@ pub enum Dialect {
     A,
     /// `/v2/...` with `X-Org-Id`.
     B,
+    /// `/v3/...` with `X-Workspace`, an asynchronous runner.
+    C,
 }
 
 /// The whole application for one dialect.
@@ -29,6 +32,7 @@ pub fn router(engine: Arc<Engine>, dialect: Dialect) -> Router {
     let surface = match dialect {
         Dialect::A => dialect_a::routes(),
         Dialect::B => dialect_b::routes(),
+        Dialect::C => dialect_c::routes(),
     };
     surface.merge(admin::routes()).with_state(engine)
 }

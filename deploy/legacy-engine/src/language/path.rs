@@ -43,6 +43,21 @@ impl Where {
     }
 }
 
+impl Where {
+    /// Every segment joined by `.`, indexes as numbers counted from `index_base`
+    /// (`steps.2.then.1` for base 1).
+    pub fn dotted(&self, index_base: usize) -> String {
+        self.0
+            .iter()
+            .map(|segment| match segment {
+                Segment::Key(key) => key.clone(),
+                Segment::Index(i) => (i + index_base).to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+}
+
 impl fmt::Display for Where {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (n, segment) in self.0.iter().enumerate() {

@@ -2,7 +2,7 @@
 //! errors as `{"error": "..."}`. A thin translation between HTTP and the service.
 
 mod wire;
-mod wording;
+pub(super) mod wording;
 
 use std::sync::Arc;
 

@@ -1,0 +1,145 @@
+//! HTTP client for the engine's own REST API, read through the configured
+//! mapping (`[engine.mapping]`), so nothing here knows one dialect's names.
+//!
+//! Every call is bounded by a timeout and by `engine.max_in_flight`; calls that
+//! are safe to repeat (catalog, check, status and log reads) are retried with
+//! backoff. Failures are typed so the caller can route them to the right
+//! Pilotage channel: before execution starts they are `internal` request errors
+//! (`NotStarted`, `Unreachable`, `Failed`); once a run may have started they are
+//! outcomes (`RunBroken`).
+
+pub mod answer;
+pub mod body;
+mod catalog;
+mod check;
+mod poll;
+mod run;
+mod transport;
+
+use crate::config::{EngineConfig, EngineMapping};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One validation problem as the engine phrased it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawProblem {
+    pub is_error: bool,
+    pub text: String,
+    pub location: Option<String>,
+    /// The engine's level when it is in no value table (counted as an error).
+    pub unknown_level: Option<String>,
+}
+
+/// Result of a conditional catalog fetch.
+#[derive(Debug)]
+pub enum CatalogFetch {
+    NotModified,
+    Fresh {
+        etag: Option<String>,
+        capabilities: Vec<Value>,
+    },
+}
+
+/// The runner's terminal state, mapped from the dialect's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    Completed,
+    Failed,
+    TimedOut,
+    Rejected,
+}
+
+/// What the runner answered.
+#[derive(Debug, Clone)]
+pub struct RunReply {
+    pub engine_run_id: Option<String>,
+    pub state: RunState,
+    pub result: Value,
+    pub error: Option<String>,
+    pub events: Vec<Value>,
+    pub problems: Vec<RawProblem>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// Nothing reached the engine (connection refused, DNS, ...).
+    #[error("engine unreachable: {0}")]
+    Unreachable(String),
+    /// The engine answered something the mapping cannot read, or an error status.
+    #[error("engine error: {0}")]
+    Failed(String),
+    /// The engine's run answer shows that nothing started.
+    #[error("the engine started nothing: {0}")]
+    NotStarted(String),
+    /// A run request was sent and then failed; execution may have started.
+    /// Carries whatever events the engine returned with its failure.
+    #[error("engine failed during the run: {message}")]
+    RunBroken { message: String, events: Vec<Value> },
+}
+
+/// Client for one engine.
+#[derive(Clone)]
+pub struct EngineClient {
+    http: reqwest::Client,
+    base: String,
+    mapping: EngineMapping,
+    call_timeout: Duration,
+    in_flight: Arc<tokio::sync::Semaphore>,
+    retries: u32,
+    retry_backoff: Duration,
+}
+
+impl EngineClient {
+    pub fn new(config: &EngineConfig) -> Self {
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(64)
+            .tcp_nodelay(true)
+            .connect_timeout(Duration::from_millis(config.timeout_ms.min(2000)))
+            .build()
+            .unwrap_or_default();
+        Self {
+            http,
+            base: config.url.trim_end_matches('/').to_string(),
+            mapping: config.mapping.clone(),
+            call_timeout: Duration::from_millis(config.timeout_ms),
+            in_flight: Arc::new(tokio::sync::Semaphore::new(config.max_in_flight.max(1))),
+            retries: config.retries,
+            retry_backoff: Duration::from_millis(config.retry_backoff_ms),
+        }
+    }
+
+    pub fn mapping(&self) -> &EngineMapping {
+        &self.mapping
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+    /// Readiness: the engine answers its health path.
+    pub async fn healthy(&self) -> bool {
+        self.http
+            .get(self.url(&self.mapping.health_path))
+            .timeout(Duration::from_secs(2))
+            .send()
+            .await
+            .map(|r| r.status().is_success())
+            .unwrap_or(false)
+    }
+}
+
+/// JSON encoded inside a string, decoded; anything else as it is.
+pub fn decode(value: Value) -> Value {
+    match &value {
+        Value::String(s) => serde_json::from_str(s).unwrap_or(value),
+        _ => value,
+    }
+}
+
+fn transport_error(e: transport::CallError) -> EngineError {
+    if e.never_sent() {
+        EngineError::Unreachable(e.to_string())
+    } else {
+        EngineError::Failed(e.to_string())
+    }
+}

@@ -1,0 +1,189 @@
+//! The runner call: the request body from the mapping's template, what each
+//! HTTP status of the answer means, and the answer read through the state
+//! table (synchronous runners; asynchronous ones continue in `poll`).
+
+use super::answer::{error_paths, error_text, state_meaning, status_meaning};
+use super::body::{self, Fill};
+use super::transport::Call;
+use super::{EngineClient, EngineError, RunReply, RunState, decode};
+use crate::config::{RunMeaning, Runner, StateMeaning, pick, value_text};
+use reqwest::Method;
+use serde_json::Value;
+use std::time::Duration;
+
+impl EngineClient {
+    /// Runs a program. `deadline` bounds the engine's run and, with a margin,
+    /// our wait for its answer.
+    pub async fn run(
+        &self,
+        tenant: &str,
+        program: &Value,
+        input: &Value,
+        context: Option<&Value>,
+        dry_run: bool,
+        deadline: Duration,
+    ) -> Result<RunReply, EngineError> {
+        let m = &self.mapping.run;
+        let body = body::render(
+            &m.body,
+            &m.encodings,
+            &Fill {
+                program: Some(program),
+                input: Some(input),
+                context,
+                trace: Some(true),
+                dry_run: Some(dry_run),
+                deadline: Some(deadline),
+            },
+        );
+        let wait = match m.runner {
+            Runner::Sync => deadline + Duration::from_secs(5),
+            Runner::Async => self.call_timeout,
+        };
+        let answer = self
+            .call(
+                tenant,
+                Call {
+                    method: Method::POST,
+                    path: &m.path,
+                    body: Some(&body),
+                    headers: &[],
+                    timeout: wait,
+                    safe: false,
+                },
+            )
+            .await
+            .map_err(|e| {
+                if e.never_sent() {
+                    EngineError::Unreachable(e.to_string())
+                } else {
+                    // The request may have reached the runner: treat the run as started.
+                    EngineError::RunBroken {
+                        message: e.to_string(),
+                        events: Vec::new(),
+                    }
+                }
+            })?;
+        let body = answer.json();
+        let events = pick(&body, &m.events)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let meaning =
+            status_meaning(&m.status, answer.status).unwrap_or(RunMeaning::FailedIfStarted);
+        let message = || error_text(&body, &error_paths(&self.mapping, &m.error), answer.status);
+        match meaning {
+            RunMeaning::Answer => {}
+            RunMeaning::Rejected => return Ok(self.rejected(&body, &m.problems, message())),
+            RunMeaning::NotStarted => return Err(EngineError::NotStarted(message())),
+            RunMeaning::Failed => {
+                return Err(EngineError::RunBroken {
+                    message: message(),
+                    events,
+                });
+            }
+            RunMeaning::FailedIfStarted => {
+                let started =
+                    pick(&body, &m.run_id).and_then(value_text).is_some() || !events.is_empty();
+                return Err(if started {
+                    EngineError::RunBroken {
+                        message: message(),
+                        events,
+                    }
+                } else {
+                    EngineError::NotStarted(message())
+                });
+            }
+        }
+        match m.runner {
+            Runner::Sync => {
+                let result = pick(&body, &m.result).cloned().unwrap_or(Value::Null);
+                let result = if m.result_encoded {
+                    decode(result)
+                } else {
+                    result
+                };
+                let paths = ReplyPaths {
+                    state: &m.state,
+                    error: &m.error,
+                    problems: &m.problems,
+                };
+                self.reply(&body, result, events, &paths)
+            }
+            Runner::Async => super::poll::finish(self, tenant, &body, deadline).await,
+        }
+    }
+
+    /// A rejected run: problems at `problems_path`.
+    fn rejected(&self, body: &Value, problems_path: &str, message: String) -> RunReply {
+        RunReply {
+            engine_run_id: pick(body, &self.mapping.run.run_id).and_then(value_text),
+            state: RunState::Rejected,
+            result: Value::Null,
+            error: Some(message),
+            events: Vec::new(),
+            problems: pick(body, problems_path)
+                .and_then(Value::as_array)
+                .map(|p| self.problems(p))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// A run answer: state, error and problems read from `status` at `paths`,
+    /// with the result and the events already in hand.
+    pub(super) fn reply(
+        &self,
+        status: &Value,
+        result: Value,
+        events: Vec<Value>,
+        paths: &ReplyPaths<'_>,
+    ) -> Result<RunReply, EngineError> {
+        let m = &self.mapping.run;
+        let message = || {
+            error_paths(&self.mapping, paths.error)
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .find_map(|p| pick(status, p).and_then(value_text))
+                .unwrap_or_else(|| "the engine broke off the run".into())
+        };
+        let state = match state_meaning(&self.mapping, pick(status, paths.state)) {
+            Ok(StateMeaning::Completed) => RunState::Completed,
+            Ok(StateMeaning::Failed) => RunState::Failed,
+            Ok(StateMeaning::TimedOut) => RunState::TimedOut,
+            Ok(StateMeaning::Rejected) => RunState::Rejected,
+            Ok(StateMeaning::Broken) | Ok(StateMeaning::Running) => {
+                return Err(EngineError::RunBroken {
+                    message: message(),
+                    events,
+                });
+            }
+            Err(unknown) => {
+                tracing::warn!(state = %unknown, key = "engine.mapping.run.states",
+                    "engine run state in no value table; read as a broken run");
+                return Err(EngineError::RunBroken {
+                    message: format!("unknown run state '{unknown}'"),
+                    events,
+                });
+            }
+        };
+        let problems = pick(status, paths.problems)
+            .and_then(Value::as_array)
+            .map(|p| self.problems(p))
+            .unwrap_or_default();
+        Ok(RunReply {
+            engine_run_id: pick(status, &m.run_id).and_then(value_text),
+            state,
+            result,
+            error: crate::config::pick_field(status, paths.error).and_then(value_text),
+            events,
+            problems,
+        })
+    }
+}
+
+/// Where a status answer keeps its state, error and problems.
+pub(super) struct ReplyPaths<'a> {
+    pub(super) state: &'a str,
+    pub(super) error: &'a str,
+    pub(super) problems: &'a str,
+}

@@ -8,6 +8,7 @@
 
 mod engine;
 pub mod language;
+mod secrets;
 
 pub use engine::{
     CatalogFields, CheckMapping, EffectRisk, EngineMapping, EventMapping, RunMapping, pick,
@@ -77,6 +78,9 @@ pub struct SessionConfig {
     /// HMAC key that signs `Mcp-Session-Id` tokens; every instance behind one
     /// load balancer needs the same value (`PILOTAGE_SESSION_SECRET`).
     pub secret: String,
+    /// A file holding the secret instead (`PILOTAGE_SESSION_SECRET_FILE`),
+    /// e.g. a container secret; wins over `secret`.
+    pub secret_file: String,
     /// How long a session id stays valid.
     pub ttl_secs: u64,
 }
@@ -85,6 +89,7 @@ impl Default for SessionConfig {
     fn default() -> Self {
         Self {
             secret: String::new(),
+            secret_file: String::new(),
             ttl_secs: 24 * 3600,
         }
     }
@@ -96,6 +101,9 @@ pub struct StoreConfig {
     /// `redis://host:port/db`; empty selects the embedded in-memory store
     /// (`PILOTAGE_REDIS_URL`).
     pub redis_url: String,
+    /// A file holding the URL instead, for a URL with a password
+    /// (`PILOTAGE_REDIS_URL_FILE`); wins over `redis_url`.
+    pub redis_url_file: String,
     /// Upper bound of one store operation.
     pub op_timeout_ms: u64,
 }
@@ -104,6 +112,7 @@ impl Default for StoreConfig {
     fn default() -> Self {
         Self {
             redis_url: String::new(),
+            redis_url_file: String::new(),
             op_timeout_ms: 2000,
         }
     }
@@ -141,6 +150,9 @@ pub struct AuthConfig {
     pub anonymous_tenant: String,
     #[serde(rename = "key")]
     pub keys: Vec<ApiKeyConfig>,
+    /// A file of more `[[key]]` blocks (`PILOTAGE_API_KEYS_FILE`), so keys
+    /// can be mounted as a container secret.
+    pub keys_file: String,
 }
 
 /// One API key. Only its SHA-256 is stored.
@@ -191,8 +203,8 @@ impl Config {
             }])
         })?;
         let mut config = Self::parse(&text, path)?;
-        config.apply_env(|k| std::env::var(k).ok());
-        let problems = config.validate();
+        let mut problems = config.apply_env(|k| std::env::var(k).ok());
+        problems.extend(config.validate());
         if problems.is_empty() {
             Ok(config)
         } else {
@@ -228,26 +240,6 @@ impl Config {
         Ok(config)
     }
 
-    /// Environment variables win over the file, so one image serves every
-    /// replica of a compose deployment.
-    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) {
-        if let Some(v) = get("PILOTAGE_LISTEN") {
-            self.server.listen = v;
-        }
-        if let Some(v) = get("PILOTAGE_ENGINE_URL") {
-            self.engine.url = v;
-        }
-        if let Some(v) = get("PILOTAGE_REDIS_URL") {
-            self.store.redis_url = v;
-        }
-        if let Some(v) = get("PILOTAGE_SESSION_SECRET") {
-            self.session.secret = v;
-        }
-        if let Some(v) = get("PILOTAGE_INSTANCE") {
-            self.server.instance = v;
-        }
-    }
-
     /// Resolves a path from the configuration file against its directory.
     pub fn resolve(&self, p: &str) -> PathBuf {
         let path = Path::new(p);
@@ -281,7 +273,7 @@ impl Config {
             problem(
                 "session.secret",
                 "missing or shorter than 16 bytes".into(),
-                "set a long random value (or PILOTAGE_SESSION_SECRET); all instances share it",
+                "set a long random value (or PILOTAGE_SESSION_SECRET, or a file named by PILOTAGE_SESSION_SECRET_FILE); all instances share it",
             );
         }
         if !(self.engine.url.starts_with("http://") || self.engine.url.starts_with("https://")) {

@@ -16,4 +16,5 @@ pub mod mcp;
 pub mod pilotage;
 pub mod reload;
 pub mod store;
+pub mod tls;
 pub mod validate;

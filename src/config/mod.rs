@@ -106,6 +106,9 @@ pub struct StoreConfig {
     pub redis_url_file: String,
     /// Upper bound of one store operation.
     pub op_timeout_ms: u64,
+    /// PEM file of a private CA trusted, besides the system roots, for a
+    /// `rediss://` URL.
+    pub ca_file: String,
 }
 
 impl Default for StoreConfig {
@@ -114,6 +117,7 @@ impl Default for StoreConfig {
             redis_url: String::new(),
             redis_url_file: String::new(),
             op_timeout_ms: 2000,
+            ca_file: String::new(),
         }
     }
 }
@@ -132,6 +136,10 @@ pub struct EngineConfig {
     /// How the engine's REST dialect maps onto Pilotage.
     #[serde(default)]
     pub mapping: EngineMapping,
+    /// PEM file of a private CA trusted, besides the system roots, for an
+    /// `https://` engine URL.
+    #[serde(default)]
+    pub ca_file: String,
 }
 
 fn default_engine_timeout() -> u64 {
@@ -283,12 +291,30 @@ impl Config {
                 "set the engine base URL, e.g. http://127.0.0.1:7070",
             );
         }
-        if !self.store.redis_url.is_empty() && !self.store.redis_url.starts_with("redis://") {
+        if !self.store.redis_url.is_empty()
+            && !self.store.redis_url.starts_with("redis://")
+            && !self.store.redis_url.starts_with("rediss://")
+        {
             problem(
                 "store.redis_url",
-                format!("'{}' is not a redis:// URL", self.store.redis_url),
-                "use redis://host:port/db, or leave empty for the in-memory store",
+                format!(
+                    "'{}' is not a redis:// or rediss:// URL",
+                    crate::store::redis::redact_url(&self.store.redis_url)
+                ),
+                "use redis://host:port/db (rediss:// for TLS), or leave empty for the in-memory store",
             );
+        }
+        for (key, path) in [
+            ("engine.ca_file", &self.engine.ca_file),
+            ("store.ca_file", &self.store.ca_file),
+        ] {
+            if !path.is_empty() && !self.resolve(path).is_file() {
+                problem(
+                    key,
+                    format!("'{path}' is not a file"),
+                    "name a PEM file of CA certificates (relative paths start at this file's folder)",
+                );
+            }
         }
         if self.auth.anonymous && self.auth.anonymous_tenant.is_empty() {
             problem(

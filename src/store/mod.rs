@@ -218,6 +218,16 @@ pub async fn connect(
     redis_url: Option<&str>,
     op_timeout: Duration,
 ) -> Result<Arc<dyn Store>, StoreError> {
+    connect_with_ca(redis_url, op_timeout, None).await
+}
+
+/// [`connect`], trusting the CA certificates of `ca_pem` (PEM) besides the
+/// system roots for a `rediss://` URL.
+pub async fn connect_with_ca(
+    redis_url: Option<&str>,
+    op_timeout: Duration,
+    ca_pem: Option<Vec<u8>>,
+) -> Result<Arc<dyn Store>, StoreError> {
     match redis_url {
         None => {
             tracing::info!(
@@ -227,7 +237,7 @@ pub async fn connect(
             Ok(Arc::new(memory::MemoryStore::new()))
         }
         Some(url) => {
-            let store = redis::RedisStore::connect(url, op_timeout).await?;
+            let store = redis::RedisStore::connect_with_ca(url, op_timeout, ca_pem).await?;
             Ok(Arc::new(store))
         }
     }

@@ -135,9 +135,29 @@ impl From<StoreError> for OpError {
 impl RedisStore {
     /// Connects to `url`, pings once and loads the scripts, each step within `op_timeout`.
     pub async fn connect(url: &str, op_timeout: Duration) -> Result<Self, StoreError> {
+        Self::connect_with_ca(url, op_timeout, None).await
+    }
+
+    /// [`RedisStore::connect`]; a `rediss://` URL also trusts the CA
+    /// certificates of `ca_pem` besides the system roots.
+    pub async fn connect_with_ca(
+        url: &str,
+        op_timeout: Duration,
+        ca_pem: Option<Vec<u8>>,
+    ) -> Result<Self, StoreError> {
         let shown = redact_url(url);
-        let client = Client::open(url)
-            .map_err(|e| StoreError::Unavailable(format!("invalid Redis URL {shown}: {e}")))?;
+        crate::tls::install_crypto_provider();
+        let client = match ca_pem {
+            Some(root_cert) => Client::build_with_tls(
+                url,
+                ::redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(root_cert),
+                },
+            ),
+            None => Client::open(url),
+        }
+        .map_err(|e| StoreError::Unavailable(format!("invalid Redis URL {shown}: {e}")))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(op_timeout))
             .set_response_timeout(Some(op_timeout))
@@ -278,7 +298,7 @@ fn ttl_ms(ttl: Duration) -> u64 {
 }
 
 /// The URL without credentials, for messages and logs.
-fn redact_url(url: &str) -> String {
+pub(crate) fn redact_url(url: &str) -> String {
     let mut shown = url.to_owned();
     // `redis://user:secret@host`: hide the user info. First, so that a `?` or
     // `#` inside a password cannot cut it in half below. Over-hides at worst.

@@ -173,12 +173,14 @@ pub trait Store: Send + Sync + 'static {
         key: &str,
         fingerprint: &str,
     ) -> Result<(), StoreError>;
-    /// Create or replace a promoted program. Programs never expire.
+    /// Create or replace a promoted program, kept for `ttl` from this write
+    /// (the language's `promotion_lifetime`; promoting again renews it).
     async fn put_program(
         &self,
         scope: &str,
         program_ref: &str,
         record: &serde_json::Value,
+        ttl: Duration,
     ) -> Result<(), StoreError>;
     /// One promoted program of the scope.
     async fn get_program(

@@ -14,29 +14,77 @@ use super::{ApiKeyConfig, Config, ConfigProblem};
 use serde::Deserialize;
 use std::path::Path;
 
+/// The string settings environment variables and files can set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Setting {
+    Listen,
+    Instance,
+    EngineUrl,
+    RedisUrl,
+    RedisUrlFile,
+    SessionSecret,
+    SessionSecretFile,
+    KeysFile,
+}
+
+impl Setting {
+    /// The key as written in `gateway.toml` (for messages).
+    fn key(self) -> &'static str {
+        match self {
+            Setting::Listen => "server.listen",
+            Setting::Instance => "server.instance",
+            Setting::EngineUrl => "engine.url",
+            Setting::RedisUrl => "store.redis_url",
+            Setting::RedisUrlFile => "store.redis_url_file",
+            Setting::SessionSecret => "session.secret",
+            Setting::SessionSecretFile => "session.secret_file",
+            Setting::KeysFile => "auth.keys_file",
+        }
+    }
+
+    fn of(self, config: &mut Config) -> &mut String {
+        match self {
+            Setting::Listen => &mut config.server.listen,
+            Setting::Instance => &mut config.server.instance,
+            Setting::EngineUrl => &mut config.engine.url,
+            Setting::RedisUrl => &mut config.store.redis_url,
+            Setting::RedisUrlFile => &mut config.store.redis_url_file,
+            Setting::SessionSecret => &mut config.session.secret,
+            Setting::SessionSecretFile => &mut config.session.secret_file,
+            Setting::KeysFile => &mut config.auth.keys_file,
+        }
+    }
+}
+
 /// Plain overrides: variable and the setting it replaces.
-const OVERRIDES: &[(&str, &str)] = &[
-    ("PILOTAGE_LISTEN", "server.listen"),
-    ("PILOTAGE_INSTANCE", "server.instance"),
-    ("PILOTAGE_ENGINE_URL", "engine.url"),
-    ("PILOTAGE_REDIS_URL", "store.redis_url"),
-    ("PILOTAGE_SESSION_SECRET", "session.secret"),
+const OVERRIDES: &[(&str, Setting)] = &[
+    ("PILOTAGE_LISTEN", Setting::Listen),
+    ("PILOTAGE_INSTANCE", Setting::Instance),
+    ("PILOTAGE_ENGINE_URL", Setting::EngineUrl),
+    ("PILOTAGE_REDIS_URL", Setting::RedisUrl),
+    ("PILOTAGE_SESSION_SECRET", Setting::SessionSecret),
 ];
 
-/// The file form of secrets: variable, the `*_file` key it sets, and the
+/// The file form of secrets: variable, the `*_file` setting it sets, and the
 /// inline variable it must not be combined with.
-const FILE_OVERRIDES: &[(&str, &str, &str)] = &[
+const FILE_OVERRIDES: &[(&str, Setting, Option<&str>)] = &[
     (
         "PILOTAGE_SESSION_SECRET_FILE",
-        "session.secret_file",
-        "PILOTAGE_SESSION_SECRET",
+        Setting::SessionSecretFile,
+        Some("PILOTAGE_SESSION_SECRET"),
     ),
     (
         "PILOTAGE_REDIS_URL_FILE",
-        "store.redis_url_file",
-        "PILOTAGE_REDIS_URL",
+        Setting::RedisUrlFile,
+        Some("PILOTAGE_REDIS_URL"),
     ),
-    ("PILOTAGE_API_KEYS_FILE", "auth.keys_file", ""),
+    ("PILOTAGE_API_KEYS_FILE", Setting::KeysFile, None),
+];
+
+/// A `*_file` setting and the setting its file's contents replace.
+const SECRET_FILES: &[(Setting, Setting)] = &[
+    (Setting::SessionSecretFile, Setting::SessionSecret),
+    (Setting::RedisUrlFile, Setting::RedisUrl),
 ];
 
 /// A file of API keys (`auth.keys_file`): the same `[[key]]` blocks as the
@@ -55,14 +103,16 @@ impl Config {
     pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Vec<ConfigProblem> {
         let get = |k: &str| get(k).filter(|v| !v.trim().is_empty());
         let mut problems = Vec::new();
-        for (var, key) in OVERRIDES {
+        for (var, setting) in OVERRIDES {
             if let Some(v) = get(var) {
-                *self.setting_mut(key) = v;
+                *setting.of(self) = v;
             }
         }
-        for (var, key, inline) in FILE_OVERRIDES {
+        for (var, setting, inline) in FILE_OVERRIDES {
             let Some(path) = get(var) else { continue };
-            if !inline.is_empty() && get(inline).is_some() {
+            if let Some(inline) = inline
+                && get(inline).is_some()
+            {
                 problems.push(self.problem(
                     var,
                     format!("both {inline} and {var} are set"),
@@ -70,7 +120,7 @@ impl Config {
                 ));
                 continue;
             }
-            *self.setting_mut(key) = path;
+            *setting.of(self) = path;
         }
         problems.extend(self.read_secret_files());
         problems
@@ -80,19 +130,17 @@ impl Config {
     /// `auth.keys_file` (relative paths against the configuration's folder).
     pub fn read_secret_files(&mut self) -> Vec<ConfigProblem> {
         let mut problems = Vec::new();
-        for key in ["session.secret_file", "store.redis_url_file"] {
-            let path = self.setting_mut(key).clone();
+        for (file_setting, target) in SECRET_FILES {
+            let path = file_setting.of(self).clone();
             if path.is_empty() {
                 continue;
             }
             match self.read_file(&path) {
                 Ok(text) => {
-                    let value = text.trim_end_matches(['\n', '\r']).to_string();
-                    let target = key.trim_end_matches("_file");
-                    *self.setting_mut(target) = value;
+                    *target.of(self) = text.trim_end_matches(['\n', '\r']).to_string();
                 }
                 Err(e) => problems.push(self.problem(
-                    key,
+                    file_setting.key(),
                     format!("cannot read '{path}': {e}"),
                     "name a readable file (relative paths start at the configuration's folder)",
                 )),
@@ -122,20 +170,6 @@ impl Config {
 
     fn read_file(&self, path: &str) -> std::io::Result<String> {
         std::fs::read_to_string(self.resolve(path))
-    }
-
-    fn setting_mut(&mut self, key: &str) -> &mut String {
-        match key {
-            "server.listen" => &mut self.server.listen,
-            "server.instance" => &mut self.server.instance,
-            "engine.url" => &mut self.engine.url,
-            "store.redis_url" => &mut self.store.redis_url,
-            "store.redis_url_file" => &mut self.store.redis_url_file,
-            "session.secret" => &mut self.session.secret,
-            "session.secret_file" => &mut self.session.secret_file,
-            "auth.keys_file" => &mut self.auth.keys_file,
-            other => unreachable!("no string setting named {other}"),
-        }
     }
 
     fn problem(&self, key: &str, problem: String, fix: &str) -> ConfigProblem {

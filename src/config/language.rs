@@ -64,6 +64,8 @@ fn default_retention() -> String {
 fn default_promotion_lifetime() -> String {
     "P30D".into()
 }
+/// `P30D`, as a duration.
+const DEFAULT_PROMOTION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(30 * 86_400);
 fn default_page() -> usize {
     50
 }
@@ -189,11 +191,10 @@ impl LanguageConfig {
         parse_iso_duration(&self.retention)
     }
 
-    /// The promotion lifetime (validated at start; the default if unreadable).
+    /// The promotion lifetime (validated at start, so the fallback to the
+    /// default only serves configurations built without validation).
     pub fn promotion_lifetime(&self) -> std::time::Duration {
-        parse_iso_duration(&self.promotion_lifetime)
-            .or_else(|| parse_iso_duration(&default_promotion_lifetime()))
-            .unwrap_or(std::time::Duration::from_secs(30 * 86_400))
+        parse_iso_duration(&self.promotion_lifetime).unwrap_or(DEFAULT_PROMOTION_LIFETIME)
     }
 
     pub fn has_execute(&self) -> bool {

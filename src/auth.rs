@@ -133,6 +133,7 @@ mod tests {
                 tenant: "globex".into(),
                 sha256: hex::encode(Sha256::digest(b"secret-key")),
             }],
+            ..AuthConfig::default()
         })
     }
 

@@ -618,7 +618,12 @@ async fn promote(
     let record = json!({"entry": entry, "program": program, "baseline": baseline,
         "language": lang.config.name, "promoted_at_ms": now_ms()});
     gw.store
-        .put_program(&principal.scope, &program_ref, &record)
+        .put_program(
+            &principal.scope,
+            &program_ref,
+            &record,
+            lang.config.promotion_lifetime(),
+        )
         .await
         .map_err(store_internal)?;
     let output = json!({"program_ref": program_ref});

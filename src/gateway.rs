@@ -25,6 +25,8 @@ pub enum StartError {
     Tools(String),
     #[error("store: {0}")]
     Store(#[from] crate::store::StoreError),
+    #[error("TLS: {0}")]
+    Tls(#[from] crate::tls::TlsError),
 }
 
 /// Everything one Language needs at request time.
@@ -122,13 +124,21 @@ impl Gateway {
             language: owner(e.file()),
             message: e.to_string(),
         })?;
+        let ca = |key, path: &str| {
+            let path = (!path.is_empty()).then(|| config.resolve(path));
+            crate::tls::read_ca(key, path.as_deref())
+        };
+        let store_ca = ca("store.ca_file", &config.store.ca_file)?;
+        let engine_ca = ca("engine.ca_file", &config.engine.ca_file)?;
         let redis = (!config.store.redis_url.is_empty()).then_some(config.store.redis_url.as_str());
-        let store = crate::store::connect(
+        let store = crate::store::connect_with_ca(
             redis,
             std::time::Duration::from_millis(config.store.op_timeout_ms),
+            store_ca,
         )
         .await?;
-        let engine = EngineClient::new(&config.engine);
+        let engine =
+            EngineClient::with_roots(&config.engine, crate::tls::http_roots(engine_ca.as_deref()));
         Ok(Arc::new(Gateway {
             catalog: CatalogService::new(engine.clone(), store.clone()),
             auth: Authenticator::new(&config.auth),

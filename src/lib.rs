@@ -18,4 +18,5 @@ pub mod mcp;
 pub mod pilotage;
 pub mod reload;
 pub mod store;
+pub mod tls;
 pub mod validate;

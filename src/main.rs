@@ -35,8 +35,10 @@ enum Command {
     },
     /// Start the bundled legacy engine and a gateway in front of it.
     Demo {
-        #[arg(long, default_value = "deploy/gateway.local.toml")]
-        config: PathBuf,
+        /// Default: deploy/gateway.local.toml if it exists here, else the
+        /// copy built into this binary (with its guides and rules).
+        #[arg(long)]
+        config: Option<PathBuf>,
         /// The legacy-engine binary (default: next to this executable).
         #[arg(long)]
         engine_bin: Option<PathBuf>,
@@ -68,7 +70,7 @@ fn main() -> ExitCode {
     runtime.block_on(async move {
         match args.command {
             Command::Serve { config } => serve(&config).await,
-            Command::Demo { config, engine_bin } => cli::demo::run(&config, engine_bin).await,
+            Command::Demo { config, engine_bin } => cli::demo::run(config, engine_bin).await,
             Command::CheckConfig { config, probe } => cli::check_config::run(&config, &probe).await,
             Command::Classify(a) => cli::classify::run(a),
         }

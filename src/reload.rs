@@ -1,18 +1,22 @@
 //! Calls a reload callback when watched files change or the process gets SIGHUP.
 //!
-//! Files are watched through their parent directories rather than directly:
-//! editors and configuration managers replace a file by writing a new one and
-//! renaming it over the old, which a watch on the old inode would miss. Bursts of
-//! events (one save is often several) are debounced into a single call.
+//! Two kinds of targets: files (classifier rules) and directories (a
+//! language's guides). A file is watched through its parent directory rather
+//! than directly: editors and configuration managers replace a file by
+//! writing a new one and renaming it over the old, which a watch on the old
+//! inode would miss. A directory is watched recursively, so editing
+//! `guides/workflow-v1/core.md` (or a file in a subfolder, or a Kubernetes
+//! ConfigMap swapping its `..data` link inside the folder) reloads. Bursts of
+//! events (one save is often several) are debounced by `notify-debouncer-full`
+//! into one call per quiet period.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 use notify::event::{AccessKind, AccessMode, MetadataKind, ModifyKind};
-use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use notify::{Event, EventKind, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
 /// Quiet time after the last relevant event before the callback runs.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
@@ -32,14 +36,14 @@ pub enum ReloadWatchError {
     /// The file watcher could not be created.
     #[error("cannot create a file watcher: {0}")]
     Watcher(#[source] notify::Error),
-    /// The SIGHUP handler or the debounce thread could not be set up.
+    /// The SIGHUP handler could not be set up.
     #[error("cannot set up reload signalling: {0}")]
     Io(#[from] std::io::Error),
 }
 
 /// Keeps the watch alive; dropping it stops the file watch and the SIGHUP listener.
 pub struct ReloadWatcher {
-    _watcher: RecommendedWatcher,
+    _debouncer: Debouncer<notify::RecommendedWatcher, RecommendedCache>,
     sighup: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -51,26 +55,60 @@ impl Drop for ReloadWatcher {
     }
 }
 
-/// Calls `on_change` (at most once per [`DEBOUNCE`] burst) when any of `paths` is
-/// created, modified, replaced or removed, and on every SIGHUP.
+/// What one watched path is, decided when the watch starts.
+#[derive(Debug, Clone, PartialEq)]
+enum Target {
+    /// A file: relevant events name it.
+    File(PathBuf),
+    /// A directory: relevant events name something inside it.
+    Tree(PathBuf),
+}
+
+impl Target {
+    fn of(path: &Path) -> Target {
+        let path = absolute(path);
+        if path.is_dir() {
+            Target::Tree(path)
+        } else {
+            Target::File(path)
+        }
+    }
+
+    fn covers(&self, event_path: &Path) -> bool {
+        match self {
+            Target::File(file) => event_path == file,
+            Target::Tree(dir) => event_path.starts_with(dir),
+        }
+    }
+
+    /// The directory handed to the OS watch, and how.
+    fn watch(&self) -> (PathBuf, RecursiveMode) {
+        match self {
+            Target::File(file) => (
+                file.parent().unwrap_or(Path::new("/")).to_owned(),
+                RecursiveMode::NonRecursive,
+            ),
+            Target::Tree(dir) => (dir.clone(), RecursiveMode::Recursive),
+        }
+    }
+}
+
+/// Calls `on_change` (once per [`DEBOUNCE`] burst) when any of `paths` (files,
+/// or directories watched with everything inside them) is created, modified,
+/// replaced or removed, and on every SIGHUP.
 ///
 /// The SIGHUP listener needs a Tokio runtime: when called outside one, only the file
-/// watch is installed (and a warning is logged). `on_change` runs on a dedicated
-/// thread or on Tokio's blocking pool, so it may do blocking file I/O.
+/// watch is installed (and a warning is logged). `on_change` runs on the
+/// debouncer's thread or on Tokio's blocking pool, so it may do blocking file I/O.
 pub fn spawn_reload_watcher(
     paths: Vec<PathBuf>,
     on_change: impl Fn() + Send + Sync + 'static,
 ) -> Result<ReloadWatcher, ReloadWatchError> {
     let on_change: Arc<dyn Fn() + Send + Sync> = Arc::new(on_change);
-    let files: Vec<PathBuf> = paths.iter().map(|p| absolute(p)).collect();
-    let (tx, rx) = channel();
-    let watcher = watch_directories(&files, tx)?;
-    let debounced = Arc::clone(&on_change);
-    std::thread::Builder::new()
-        .name("reload-debounce".to_owned())
-        .spawn(move || debounce(&rx, DEBOUNCE, || call_guarded(debounced.as_ref())))?;
+    let targets: Vec<Target> = paths.iter().map(|p| Target::of(p)).collect();
+    let debouncer = watch(targets, Arc::clone(&on_change))?;
     Ok(ReloadWatcher {
-        _watcher: watcher,
+        _debouncer: debouncer,
         sighup: spawn_sighup_listener(on_change)?,
     })
 }
@@ -80,39 +118,51 @@ fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }
 
-fn watch_directories(
-    files: &[PathBuf],
-    tx: Sender<()>,
-) -> Result<RecommendedWatcher, ReloadWatchError> {
-    let relevant_files = files.to_vec();
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
-        match event {
-            Ok(event) if is_relevant(&event, &relevant_files) => {
-                // The receiver is gone only when the watcher is being dropped.
-                let _ = tx.send(());
-            }
-            Ok(_) => {}
-            Err(error) => tracing::warn!(%error, "file watch error"),
+fn watch(
+    targets: Vec<Target>,
+    on_change: Arc<dyn Fn() + Send + Sync>,
+) -> Result<Debouncer<notify::RecommendedWatcher, RecommendedCache>, ReloadWatchError> {
+    let relevant_targets = targets.clone();
+    let mut debouncer =
+        new_debouncer(
+            DEBOUNCE,
+            None,
+            move |result: DebounceEventResult| match result {
+                Ok(events) => {
+                    if events.iter().any(|e| is_relevant(e, &relevant_targets)) {
+                        call_guarded(on_change.as_ref());
+                    }
+                }
+                Err(errors) => {
+                    for error in errors {
+                        tracing::warn!(%error, "file watch error");
+                    }
+                }
+            },
+        )
+        .map_err(ReloadWatchError::Watcher)?;
+    let mut watched: Vec<(PathBuf, RecursiveMode)> = Vec::new();
+    for target in &targets {
+        let (dir, mode) = target.watch();
+        if watched.iter().any(|(d, m)| *d == dir && *m == mode) {
+            continue;
         }
-    })
-    .map_err(ReloadWatchError::Watcher)?;
-    let dirs: BTreeSet<PathBuf> = files
-        .iter()
-        .map(|file| file.parent().unwrap_or(Path::new("/")).to_owned())
-        .collect();
-    for dir in dirs {
-        watcher
-            .watch(&dir, RecursiveMode::NonRecursive)
-            .map_err(|source| ReloadWatchError::Watch { dir, source })?;
+        debouncer
+            .watch(&dir, mode)
+            .map_err(|source| ReloadWatchError::Watch {
+                dir: dir.clone(),
+                source,
+            })?;
+        watched.push((dir, mode));
     }
-    Ok(watcher)
+    Ok(debouncer)
 }
 
-/// An event matters when it touches a watched file and can change its content, or
-/// when the OS dropped events (a rescan), after which nothing can be assumed.
-/// Opens and reads are ignored: the reload itself reads the file, and reacting to
-/// that would loop forever.
-fn is_relevant(event: &Event, files: &[PathBuf]) -> bool {
+/// An event matters when it touches a watched target and can change its
+/// content, or when the OS dropped events (a rescan), after which nothing can
+/// be assumed. Opens and reads are ignored: the reload itself reads the files,
+/// and reacting to that would loop forever.
+fn is_relevant(event: &Event, targets: &[Target]) -> bool {
     if event.need_rescan() {
         return true;
     }
@@ -122,26 +172,15 @@ fn is_relevant(event: &Event, files: &[PathBuf]) -> bool {
         EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)) => false,
         _ => true,
     };
-    content_may_change && event.paths.iter().any(|p| files.contains(p))
+    content_may_change
+        && event
+            .paths
+            .iter()
+            .any(|p| targets.iter().any(|t| t.covers(p)))
 }
 
-/// Waits for a first event, then for [`DEBOUNCE`] of quiet, then calls `on_change`.
-/// Returns when the sending side (the watcher) is dropped.
-fn debounce(rx: &Receiver<()>, quiet: Duration, on_change: impl Fn()) {
-    while rx.recv().is_ok() {
-        loop {
-            match rx.recv_timeout(quiet) {
-                Ok(()) => continue,
-                Err(RecvTimeoutError::Timeout) => break,
-                Err(RecvTimeoutError::Disconnected) => return,
-            }
-        }
-        on_change();
-    }
-}
-
-/// A panicking callback must not end the debounce thread, or every later change
-/// would be ignored without a trace.
+/// A panicking callback must not end the watch, or every later change would
+/// be ignored without a trace.
 fn call_guarded(on_change: &(dyn Fn() + Send + Sync)) {
     if std::panic::catch_unwind(std::panic::AssertUnwindSafe(on_change)).is_err() {
         tracing::warn!("reload callback panicked; still watching for changes");
@@ -244,38 +283,11 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_burst_of_events_gives_one_call() {
-        let (tx, rx) = channel();
-        let (count, on_change) = counter();
-        for _ in 0..5 {
-            tx.send(()).unwrap();
-        }
-        let worker =
-            std::thread::spawn(move || debounce(&rx, Duration::from_millis(50), on_change));
-        // Wait for the burst's call (bounded) before the last event, so a busy
-        // machine cannot fold that event into the burst.
-        let until = std::time::Instant::now() + Duration::from_secs(10);
-        while count.load(Ordering::SeqCst) < 1 && std::time::Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-        assert_eq!(
-            count.load(Ordering::SeqCst),
-            1,
-            "one call for the whole burst"
-        );
-        tx.send(()).unwrap();
-        drop(tx);
-        worker.join().unwrap();
-        // The last event's debounce is cut short by the disconnect, which
-        // means "stop", so it does not call.
-        assert_eq!(count.load(Ordering::SeqCst), 1);
-    }
-
-    #[test]
     fn reads_and_other_files_are_irrelevant_but_writes_and_rescans_are() {
-        let file = PathBuf::from("/etc/gateway/rules.toml");
-        let files = vec![file.clone()];
+        let files = vec![
+            Target::File(PathBuf::from("/etc/gateway/rules.toml")),
+            Target::Tree(PathBuf::from("/etc/gateway/guides")),
+        ];
         let at = |kind: EventKind, path: &str| Event::new(kind).add_path(PathBuf::from(path));
         let open = EventKind::Access(AccessKind::Open(AccessMode::Any));
         let written = EventKind::Access(AccessKind::Close(AccessMode::Write));
@@ -287,37 +299,59 @@ pub(crate) mod tests {
             &at(renamed, "/etc/gateway/other.toml"),
             &files
         ));
+        assert!(is_relevant(
+            &at(written, "/etc/gateway/guides/sub/core.md"),
+            &files
+        ));
+        assert!(!is_relevant(
+            &at(open, "/etc/gateway/guides/core.md"),
+            &files
+        ));
+        assert!(!is_relevant(&at(written, "/etc/gateway/guidesx"), &files));
         let rescan = Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
         assert!(is_relevant(&rescan, &files));
     }
 
-    #[test]
-    fn a_panicking_callback_does_not_stop_the_watch() {
-        let (tx, rx) = channel();
+    #[tokio::test]
+    async fn a_panicking_callback_does_not_stop_the_watch() {
+        let scratch = ScratchFile::new("reload-panic", "a");
         let (count, counted) = counter();
-        let worker = std::thread::spawn(move || {
-            debounce(&rx, Duration::from_millis(20), || {
-                call_guarded(&|| {
-                    counted();
-                    panic!("reload failed badly");
-                })
-            })
-        });
-        // Each change is sent only after the previous call happened, so a
+        let _watcher = spawn_reload_watcher(vec![scratch.file.clone()], move || {
+            counted();
+            panic!("reload failed badly");
+        })
+        .unwrap();
+        // Each change is written only after the previous call happened, so a
         // busy machine cannot merge the two into one debounce window.
-        let reached = |n: usize| {
-            let until = std::time::Instant::now() + Duration::from_secs(10);
-            while count.load(Ordering::SeqCst) < n && std::time::Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            count.load(Ordering::SeqCst)
-        };
-        tx.send(()).unwrap();
-        assert_eq!(reached(1), 1);
-        tx.send(()).unwrap();
-        assert_eq!(reached(2), 2, "the watch survived the panicking call");
-        drop(tx);
-        worker.join().unwrap();
+        scratch.write("b");
+        assert!(wait_for(&count, 1).await, "no call after the first change");
+        scratch.write("c");
+        assert!(
+            wait_for(&count, 2).await,
+            "the watch survived the panicking call"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_file_inside_a_watched_directory_triggers_a_call() {
+        let scratch = ScratchFile::new("reload-tree", "a");
+        let guides = scratch.dir.join("guides");
+        std::fs::create_dir_all(guides.join("nested")).unwrap();
+        std::fs::write(guides.join("core.md"), "one").unwrap();
+        std::fs::write(guides.join("nested/topic.md"), "one").unwrap();
+        let (count, on_change) = counter();
+        let _watcher = spawn_reload_watcher(vec![guides.clone()], on_change).unwrap();
+        std::fs::write(guides.join("core.md"), "two").unwrap();
+        assert!(
+            wait_for(&count, 1).await,
+            "no reload after editing a file in the folder"
+        );
+        let before = count.load(Ordering::SeqCst);
+        std::fs::write(guides.join("nested/topic.md"), "two").unwrap();
+        assert!(
+            wait_for(&count, before + 1).await,
+            "no reload after editing a file in a subfolder"
+        );
     }
 
     #[tokio::test]

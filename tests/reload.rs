@@ -195,3 +195,45 @@ async fn a_broken_edit_keeps_the_previous_table() {
     assert_eq!(code_of(&c).await.as_deref(), Ok("missing_parameter"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The text of the core guide as the gateway serves it now.
+async fn core_guide(c: &Mcp) -> String {
+    let g = c
+        .call(
+            "pilotage_get_guide",
+            json!({"language": "workflow/v1", "id": "core"}),
+        )
+        .await;
+    g.raw.to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edited_guide_is_served_without_sighup() {
+    let dir = sandbox("guide");
+    let env = TestEnv::in_front_of(
+        Engine::spawn(&[]),
+        dir.join("deploy/gateway.toml").to_str().unwrap(),
+        |_| {},
+    )
+    .await;
+    let mut c = env.anonymous();
+    c.initialize().await;
+    let marker = "Edited while the gateway runs: reload marker 7f3a";
+    assert!(!core_guide(&c).await.contains(marker));
+    // Written in place (no rename), inside the guides folder: the edit the
+    // directory watch of the guides' parent used to miss.
+    let core = dir.join("guides/workflow-v1/core.md");
+    let text = std::fs::read_to_string(&core).unwrap();
+    std::fs::write(&core, format!("{text}\n{marker}\n")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut served = false;
+    while Instant::now() < deadline {
+        if core_guide(&c).await.contains(marker) {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(served, "the edited core guide was not served within 15 s");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -209,7 +209,10 @@ async fn assert_all_unavailable(store: &dyn Store) {
         store.complete_idempotency("t", "k", "fp", &record, LONG_TTL)
     );
     attempt!("release", store.release_idempotency("t", "k", "fp"));
-    attempt!("put_program", store.put_program("t", "p", &record));
+    attempt!(
+        "put_program",
+        store.put_program("t", "p", &record, LONG_TTL)
+    );
     attempt!("get_program", store.get_program("t", "p"));
     attempt!("list_programs", store.list_programs("t"));
     attempt!(
@@ -455,15 +458,20 @@ async fn records_use_the_documented_keys_and_expiry() {
     assert!(claim["claimed_at_ms"].is_u64());
 
     store
-        .put_program(scope, "prog_1", &json!({"program_ref": "prog_1"}))
+        .put_program(scope, "prog_1", &json!({"program_ref": "prog_1"}), ttl)
         .await
         .expect("put_program");
-    let pttl: i64 = redis::cmd("PTTL")
-        .arg("pilotage:v1:tenant:acme:prog:prog_1")
-        .query_async(&mut raw)
-        .await
-        .expect("PTTL");
-    assert_eq!(pttl, -1, "programs never expire");
+    for key in [
+        "pilotage:v1:tenant:acme:prog:prog_1",
+        "pilotage:v1:tenant:acme:prog-index",
+    ] {
+        let pttl: i64 = redis::cmd("PTTL")
+            .arg(key)
+            .query_async(&mut raw)
+            .await
+            .expect("PTTL");
+        assert!(pttl > 0 && pttl <= 60_000, "{key} PTTL {pttl}");
+    }
     let index: Vec<String> = redis::cmd("ZRANGE")
         .arg("pilotage:v1:tenant:acme:prog-index")
         .arg(0)
@@ -560,7 +568,7 @@ async fn corrupt_values_are_reported_as_corrupt() {
 
     // A listed program whose record is unreadable.
     store
-        .put_program("t", "p1", &json!({"program_ref": "p1"}))
+        .put_program("t", "p1", &json!({"program_ref": "p1"}), LONG_TTL)
         .await
         .expect("put_program");
     let () = set("pilotage:v1:t:prog:p1", "][")

@@ -262,45 +262,9 @@ fn known_retention(r: &str) -> bool {
     r == "none" || r == "session" || is_iso8601_duration(r)
 }
 
-/// `P[nY][nM][nW][nD][T[nH][nM][nS]]` with at least one component, and at
-/// least one after `T` when `T` is present; the seconds may be fractional.
+/// An ISO 8601 duration, read as the gateway reads it (`pilotage-duration`).
 pub fn is_iso8601_duration(s: &str) -> bool {
-    let Some(rest) = s.strip_prefix('P') else {
-        return false;
-    };
-    let (date, time) = match rest.split_once('T') {
-        Some((d, t)) => (d, Some(t)),
-        None => (rest, None),
-    };
-    let components = |part: &str, units: &[char], fraction_last: bool| -> Option<usize> {
-        let mut count = 0;
-        let mut number = String::new();
-        let mut next_unit = 0;
-        for ch in part.chars() {
-            if ch.is_ascii_digit() || (ch == '.' && fraction_last) {
-                number.push(ch);
-                continue;
-            }
-            let pos = units[next_unit..].iter().position(|u| *u == ch)? + next_unit;
-            if number.is_empty() || number.starts_with('.') || number.ends_with('.') {
-                return None;
-            }
-            if number.contains('.') && pos != units.len() - 1 {
-                return None;
-            }
-            number.clear();
-            next_unit = pos + 1;
-            count += 1;
-        }
-        number.is_empty().then_some(count)
-    };
-    let Some(d) = components(date, &['Y', 'M', 'W', 'D'], false) else {
-        return false;
-    };
-    match time {
-        None => d > 0,
-        Some(t) => components(t, &['H', 'M', 'S'], true).is_some_and(|n| n > 0),
-    }
+    pilotage_duration::parse(s).is_ok()
 }
 
 #[cfg(test)]
@@ -377,11 +341,22 @@ mod tests {
 
     #[test]
     fn iso8601_durations() {
-        for ok in ["PT24H", "P1D", "P1Y2M3W4DT5H6M7.5S", "PT0.5S", "P2W"] {
+        for ok in ["PT24H", "P1D", "P1Y2M4DT5H6M7.5S", "PT0.5S", "P2W", "P1M"] {
             assert!(is_iso8601_duration(ok), "{ok}");
         }
         for bad in [
-            "P", "PT", "24H", "P1H", "PT1D", "P1.5D", "PT1S2M", "P-1D", "PT.5S",
+            "P",
+            "PT",
+            "24H",
+            "P1H",
+            "PT1D",
+            "P1.5D",
+            "PT1S2M",
+            "P-1D",
+            "PT.5S",
+            "PT1H1H",
+            // Weeks stand alone in ISO 8601 durations.
+            "P1Y2M3W4DT5H6M7.5S",
         ] {
             assert!(!is_iso8601_duration(bad), "{bad}");
         }

@@ -1,20 +1,47 @@
 //! `demo`: starts the bundled legacy engine on the address the configuration
 //! names, waits until it answers, then serves the gateway in front of it. One
-//! command to try the whole loop with the embedded store.
+//! command to try the whole loop with the embedded store, from any directory
+//! (the configuration, guides and rules are built in: `demo_files`).
 
+use super::demo_files::{self, DemoConfig};
 use crate::config::Config;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-pub async fn run(config_path: &Path, engine_bin: Option<PathBuf>) -> ExitCode {
-    let config = match Config::load(config_path) {
+pub async fn run(explicit: Option<PathBuf>, engine_bin: Option<PathBuf>) -> ExitCode {
+    let scratch = std::env::temp_dir().join(format!("pilotage-demo-{}", std::process::id()));
+    let chosen = match demo_files::choose(explicit, &scratch) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!(
+                "cannot write the built-in demo files to {}: {e}",
+                scratch.display()
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = run_with(&chosen, engine_bin).await;
+    if matches!(chosen, DemoConfig::Bundled(_)) {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    code
+}
+
+async fn run_with(chosen: &DemoConfig, engine_bin: Option<PathBuf>) -> ExitCode {
+    let mut config = match Config::load(chosen.path()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };
+    match chosen {
+        DemoConfig::Disk(p) => eprintln!("demo: configuration {}", p.display()),
+        DemoConfig::Bundled(_) => eprintln!(
+            "demo: the built-in configuration, guides and rules (deploy/gateway.local.toml of this release)"
+        ),
+    }
     let Some(bin) = engine_bin.or_else(sibling_engine) else {
         eprintln!(
             "legacy-engine binary not found next to this executable; build it with `cargo build --release --workspace` or pass --engine-bin"
@@ -45,17 +72,19 @@ pub async fn run(config_path: &Path, engine_bin: Option<PathBuf>) -> ExitCode {
         let ready = tokio::time::timeout(std::time::Duration::from_secs(10), async {
             while let Ok(Some(line)) = lines.next_line().await {
                 eprintln!("{line}");
-                if line.contains("listening") {
-                    return true;
+                if let Some(at) = line.find("listening on http://") {
+                    // The address it bound (port 0 picks a free one).
+                    return Some(line[at + "listening on ".len()..].trim().to_string());
                 }
             }
-            false
+            None
         })
         .await;
-        if !matches!(ready, Ok(true)) {
+        let Ok(Some(url)) = ready else {
             eprintln!("legacy-engine did not start on {listen}");
             return ExitCode::FAILURE;
-        }
+        };
+        config.engine.url = url;
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     }
     eprintln!(

@@ -4,6 +4,7 @@
 pub mod check_config;
 pub mod classify;
 pub mod demo;
+pub mod demo_files;
 pub mod probe;
 
 /// JSON logs on stderr; `RUST_LOG` filters (default `info`, rmcp quieter:

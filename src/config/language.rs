@@ -34,6 +34,10 @@ pub struct LanguageConfig {
     /// the gateway is stateless (Part III §8.1).
     #[serde(default = "default_retention")]
     pub retention: String,
+    /// How long a program promoted by a `deploy` execution stays in the
+    /// catalog (an ISO 8601 duration); promoting it again renews it.
+    #[serde(default = "default_promotion_lifetime")]
+    pub promotion_lifetime: String,
     /// Optional JSON Schema (as a TOML table) the request `context` must
     /// satisfy; absent means context is refused (Part II §6.4).
     #[serde(default)]
@@ -57,6 +61,11 @@ fn default_trace() -> String {
 fn default_retention() -> String {
     "PT24H".into()
 }
+fn default_promotion_lifetime() -> String {
+    "P30D".into()
+}
+/// `P30D`, as a duration.
+const DEFAULT_PROMOTION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(30 * 86_400);
 fn default_page() -> usize {
     50
 }
@@ -182,6 +191,12 @@ impl LanguageConfig {
         parse_iso_duration(&self.retention)
     }
 
+    /// The promotion lifetime (validated at start, so the fallback to the
+    /// default only serves configurations built without validation).
+    pub fn promotion_lifetime(&self) -> std::time::Duration {
+        parse_iso_duration(&self.promotion_lifetime).unwrap_or(DEFAULT_PROMOTION_LIFETIME)
+    }
+
     pub fn has_execute(&self) -> bool {
         self.capabilities.execute.enabled && self.tools.execute.is_some()
     }
@@ -227,6 +242,16 @@ impl LanguageConfig {
                 key("retention"),
                 format!("'{}' is not none or an ISO 8601 duration", self.retention),
                 "use none or a duration such as PT24H".into(),
+            ));
+        }
+        if parse_iso_duration(&self.promotion_lifetime).is_none() {
+            out.push((
+                key("promotion_lifetime"),
+                format!(
+                    "'{}' is not an ISO 8601 duration longer than zero",
+                    self.promotion_lifetime
+                ),
+                "use a duration such as P30D (the default)".into(),
             ));
         }
         if self.capabilities.trace_fetch
@@ -284,39 +309,10 @@ impl LanguageConfig {
     }
 }
 
-/// Parses the subset of ISO 8601 durations a retention needs:
-/// `PnDTnHnMnS` with integer parts.
+/// A retention or lifetime: an ISO 8601 duration longer than zero (see the
+/// `pilotage-duration` crate for what is accepted).
 pub fn parse_iso_duration(s: &str) -> Option<std::time::Duration> {
-    let rest = s.strip_prefix('P')?;
-    let (date, time) = match rest.split_once('T') {
-        Some((d, t)) => (d, Some(t)),
-        None => (rest, None),
-    };
-    let mut secs: u64 = 0;
-    let mut any = false;
-    let mut take = |part: &str, units: &[(char, u64)]| -> Option<()> {
-        let mut num = String::new();
-        for c in part.chars() {
-            if c.is_ascii_digit() {
-                num.push(c);
-            } else {
-                let (_, mul) = units.iter().find(|(u, _)| *u == c)?;
-                let n: u64 = num.parse().ok()?;
-                secs = secs.checked_add(n.checked_mul(*mul)?)?;
-                num.clear();
-                any = true;
-            }
-        }
-        num.is_empty().then_some(())
-    };
-    take(date, &[('W', 604_800), ('D', 86_400)])?;
-    if let Some(t) = time {
-        if t.is_empty() {
-            return None;
-        }
-        take(t, &[('H', 3600), ('M', 60), ('S', 1)])?;
-    }
-    (any && secs > 0).then(|| std::time::Duration::from_secs(secs))
+    pilotage_duration::parse_positive(s).ok()
 }
 
 #[cfg(test)]
@@ -334,8 +330,17 @@ mod tests {
             parse_iso_duration("P1DT1M"),
             Some(Duration::from_secs(86460))
         );
+        assert_eq!(
+            parse_iso_duration("P1Y"),
+            Some(Duration::from_secs(365 * 86400))
+        );
+        assert_eq!(
+            parse_iso_duration("PT1.5S"),
+            Some(Duration::from_millis(1500))
+        );
         assert_eq!(parse_iso_duration("none"), None);
         assert_eq!(parse_iso_duration("PT"), None);
-        assert_eq!(parse_iso_duration("P1Y"), None);
+        assert_eq!(parse_iso_duration("PT1H1H"), None);
+        assert_eq!(parse_iso_duration("PT0S"), None);
     }
 }

@@ -9,6 +9,7 @@
 mod engine;
 mod engine_check;
 pub mod language;
+mod secrets;
 
 pub use engine::{
     ArmMeaning, CallOutcome, CallPath, CatalogFields, CheckMapping, CheckMeaning, EffectRisk,
@@ -87,6 +88,9 @@ pub struct SessionConfig {
     /// HMAC key that signs `Mcp-Session-Id` tokens; every instance behind one
     /// load balancer needs the same value (`PILOTAGE_SESSION_SECRET`).
     pub secret: String,
+    /// A file holding the secret instead (`PILOTAGE_SESSION_SECRET_FILE`),
+    /// e.g. a container secret; wins over `secret`.
+    pub secret_file: String,
     /// How long a session id stays valid.
     pub ttl_secs: u64,
 }
@@ -95,6 +99,7 @@ impl Default for SessionConfig {
     fn default() -> Self {
         Self {
             secret: String::new(),
+            secret_file: String::new(),
             ttl_secs: 24 * 3600,
         }
     }
@@ -106,15 +111,23 @@ pub struct StoreConfig {
     /// `redis://host:port/db`; empty selects the embedded in-memory store
     /// (`PILOTAGE_REDIS_URL`).
     pub redis_url: String,
+    /// A file holding the URL instead, for a URL with a password
+    /// (`PILOTAGE_REDIS_URL_FILE`); wins over `redis_url`.
+    pub redis_url_file: String,
     /// Upper bound of one store operation.
     pub op_timeout_ms: u64,
+    /// PEM file of a private CA trusted, besides the system roots, for a
+    /// `rediss://` URL.
+    pub ca_file: String,
 }
 
 impl Default for StoreConfig {
     fn default() -> Self {
         Self {
             redis_url: String::new(),
+            redis_url_file: String::new(),
             op_timeout_ms: 2000,
+            ca_file: String::new(),
         }
     }
 }
@@ -144,6 +157,10 @@ pub struct EngineConfig {
     /// How the engine's REST dialect maps onto Pilotage.
     #[serde(default)]
     pub mapping: EngineMapping,
+    /// PEM file of a private CA trusted, besides the system roots, for an
+    /// `https://` engine URL.
+    #[serde(default)]
+    pub ca_file: String,
 }
 
 fn default_engine_timeout() -> u64 {
@@ -173,6 +190,9 @@ pub struct AuthConfig {
     pub anonymous_scope: String,
     #[serde(rename = "key")]
     pub keys: Vec<ApiKeyConfig>,
+    /// A file of more `[[key]]` blocks (`PILOTAGE_API_KEYS_FILE`), so keys
+    /// can be mounted as a container secret.
+    pub keys_file: String,
 }
 
 impl Default for AuthConfig {
@@ -182,6 +202,7 @@ impl Default for AuthConfig {
             anonymous_tenant: String::new(),
             anonymous_scope: AnonymousScope::Session.as_str().into(),
             keys: Vec::new(),
+            keys_file: String::new(),
         }
     }
 }
@@ -271,8 +292,8 @@ impl Config {
             }])
         })?;
         let mut config = Self::parse(&text, path)?;
-        config.apply_env(|k| std::env::var(k).ok());
-        let problems = config.validate();
+        let mut problems = config.apply_env(|k| std::env::var(k).ok());
+        problems.extend(config.validate());
         if problems.is_empty() {
             Ok(config)
         } else {
@@ -306,33 +327,6 @@ impl Config {
             .unwrap_or_else(|| PathBuf::from("."));
         config.source = path.to_path_buf();
         Ok(config)
-    }
-
-    /// Environment variables win over the file, so one image serves every
-    /// replica of a compose deployment.
-    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) {
-        if let Some(v) = get("PILOTAGE_LISTEN") {
-            self.server.listen = v;
-        }
-        if let Some(v) = get("PILOTAGE_ENGINE_URL") {
-            self.engine.url = v;
-        }
-        if let Some(v) = get("PILOTAGE_REDIS_URL") {
-            self.store.redis_url = v;
-        }
-        if let Some(v) = get("PILOTAGE_SESSION_SECRET") {
-            self.session.secret = v;
-        }
-        if let Some(v) = get("PILOTAGE_INSTANCE") {
-            self.server.instance = v;
-        }
-        if let Some(v) = get("PILOTAGE_SEARCH_PATH") {
-            self.server.search_path = v
-                .split(':')
-                .filter(|d| !d.is_empty())
-                .map(str::to_string)
-                .collect();
-        }
     }
 
     /// Resolves a path from the configuration file: absolute paths stay; a
@@ -374,7 +368,7 @@ impl Config {
             problem(
                 "session.secret",
                 "missing or shorter than 16 bytes".into(),
-                "set a long random value (or PILOTAGE_SESSION_SECRET); all instances share it",
+                "set a long random value (or PILOTAGE_SESSION_SECRET, or a file named by PILOTAGE_SESSION_SECRET_FILE); all instances share it",
             );
         }
         if !(self.engine.url.starts_with("http://") || self.engine.url.starts_with("https://")) {
@@ -387,12 +381,30 @@ impl Config {
         for (key, what, fix) in engine_check::engine_problems(&self.engine) {
             problem(&key, what, &fix);
         }
-        if !self.store.redis_url.is_empty() && !self.store.redis_url.starts_with("redis://") {
+        if !self.store.redis_url.is_empty()
+            && !self.store.redis_url.starts_with("redis://")
+            && !self.store.redis_url.starts_with("rediss://")
+        {
             problem(
                 "store.redis_url",
-                format!("'{}' is not a redis:// URL", self.store.redis_url),
-                "use redis://host:port/db, or leave empty for the in-memory store",
+                format!(
+                    "'{}' is not a redis:// or rediss:// URL",
+                    crate::store::redis::redact_url(&self.store.redis_url)
+                ),
+                "use redis://host:port/db (rediss:// for TLS), or leave empty for the in-memory store",
             );
+        }
+        for (key, path) in [
+            ("engine.ca_file", &self.engine.ca_file),
+            ("store.ca_file", &self.store.ca_file),
+        ] {
+            if !path.is_empty() && !self.resolve(path).is_file() {
+                problem(
+                    key,
+                    format!("'{path}' is not a file"),
+                    "name a PEM file of CA certificates (relative paths start at this file's folder)",
+                );
+            }
         }
         if self.auth.anonymous && self.auth.anonymous_tenant.is_empty() {
             problem(

@@ -55,6 +55,7 @@ macro_rules! store_conformance_tests {
             release_drops_only_own_pending_claim,
             claim_expires_after_ttl,
             programs_listed_in_ref_order,
+            program_expires_after_ttl,
             catalog_snapshots_round_trip_and_expire,
             session_revocation_round_trip_and_expires,
         );
@@ -423,14 +424,14 @@ pub async fn programs_listed_in_ref_order(store: Arc<dyn Store>) {
     for program_ref in ["prog_b", "prog_a2", "prog_c", "prog_a10"] {
         let record = json!({"program_ref": program_ref, "version": 1});
         store
-            .put_program(&scope, program_ref, &record)
+            .put_program(&scope, program_ref, &record, LONG_TTL)
             .await
             .expect("put_program");
     }
     // Overwriting keeps one entry and its place.
     let updated = json!({"program_ref": "prog_b", "version": 2});
     store
-        .put_program(&scope, "prog_b", &updated)
+        .put_program(&scope, "prog_b", &updated, LONG_TTL)
         .await
         .expect("put_program");
 
@@ -455,6 +456,36 @@ pub async fn programs_listed_in_ref_order(store: Arc<dyn Store>) {
         None
     );
     assert!(store.list_programs(&other).await.expect("list").is_empty());
+}
+
+/// A promoted program is gone, from lookups and from the listing, after its
+/// own ttl; a longer-lived neighbour stays.
+pub async fn program_expires_after_ttl(store: Arc<dyn Store>) {
+    let scope = fresh_scope("program-ttl");
+    let short = json!({"program_ref": "prog_short"});
+    let long = json!({"program_ref": "prog_long"});
+    store
+        .put_program(&scope, "prog_short", &short, SHORT_TTL)
+        .await
+        .expect("put_program");
+    store
+        .put_program(&scope, "prog_long", &long, LONG_TTL)
+        .await
+        .expect("put_program");
+    assert_eq!(store.list_programs(&scope).await.expect("list").len(), 2);
+    tokio::time::sleep(PAST_SHORT_TTL).await;
+    assert_eq!(
+        store.get_program(&scope, "prog_short").await.expect("get"),
+        None
+    );
+    assert_eq!(
+        store.list_programs(&scope).await.expect("list"),
+        vec![long.clone()]
+    );
+    assert_eq!(
+        store.get_program(&scope, "prog_long").await.expect("get"),
+        Some(long)
+    );
 }
 
 /// Snapshots round-trip per scope and expire after their ttl.

@@ -46,8 +46,8 @@ pub struct MemoryLimits {
     pub runs_bytes: u64,
     /// Idempotency claims and recorded responses: default 8 MiB.
     pub idempotency_bytes: u64,
-    /// Promoted programs: default 16 MiB. They have no expiry; only this
-    /// budget can push one out.
+    /// Promoted programs: default 16 MiB. Each expires after its
+    /// language's `promotion_lifetime`; the budget can push one out sooner.
     pub programs_bytes: u64,
     /// Catalog snapshots for `changed_since`: default 4 MiB.
     pub catalog_snapshots_bytes: u64,
@@ -158,7 +158,7 @@ where
 #[derive(Debug)]
 struct Stored<T> {
     value: Arc<T>,
-    /// `None`: never expires (programs).
+    /// `None`: never expires.
     ttl: Option<Duration>,
     weight: u32,
 }
@@ -207,21 +207,54 @@ impl<K, T> Expiry<K, Stored<T>> for PerEntryTtl {
 }
 
 /// All promoted programs of one scope, with their summed size so an upsert
-/// does not have to re-measure the whole set.
+/// does not have to re-measure the whole set, and each program's deadline.
 #[derive(Debug, Clone, Default)]
 struct ProgramSet {
     programs: BTreeMap<String, Value>,
+    deadlines: BTreeMap<String, Instant>,
     bytes: u64,
 }
 
 impl ProgramSet {
-    fn upsert(&mut self, program_ref: &str, record: &Value) {
+    fn upsert(&mut self, program_ref: &str, record: &Value, deadline: Instant) {
+        self.prune(Instant::now());
         let added = program_ref.len() as u64 + approx_size(record);
         if let Some(old) = self.programs.insert(program_ref.to_owned(), record.clone()) {
             let removed = program_ref.len() as u64 + approx_size(&old);
             self.bytes = self.bytes.saturating_sub(removed);
         }
+        self.deadlines.insert(program_ref.to_owned(), deadline);
         self.bytes = self.bytes.saturating_add(added);
+    }
+
+    /// Drops the programs whose lifetime ended before `now`.
+    fn prune(&mut self, now: Instant) {
+        let expired: Vec<String> = self
+            .deadlines
+            .iter()
+            .filter(|(_, d)| **d <= now)
+            .map(|(r, _)| r.clone())
+            .collect();
+        for program_ref in expired {
+            self.deadlines.remove(&program_ref);
+            if let Some(old) = self.programs.remove(&program_ref) {
+                let removed = program_ref.len() as u64 + approx_size(&old);
+                self.bytes = self.bytes.saturating_sub(removed);
+            }
+        }
+    }
+
+    fn live(&self, program_ref: &str, now: Instant) -> bool {
+        self.deadlines.get(program_ref).is_some_and(|d| *d > now)
+    }
+
+    /// How long the whole set must stay: until its last program's deadline.
+    fn remaining(&self, now: Instant) -> Duration {
+        self.deadlines
+            .values()
+            .max()
+            .map(|d| d.saturating_duration_since(now))
+            .unwrap_or(Duration::ZERO)
     }
 }
 
@@ -392,7 +425,10 @@ impl Store for MemoryStore {
         scope: &str,
         program_ref: &str,
         record: &Value,
+        ttl: Duration,
     ) -> Result<(), StoreError> {
+        let now = Instant::now();
+        let deadline = now + effective_ttl(ttl);
         self.programs
             .entry(scope.to_owned())
             .and_compute_with(|existing| {
@@ -400,9 +436,10 @@ impl Store for MemoryStore {
                 let mut set = existing
                     .map(|entry| ProgramSet::clone(&entry.into_value().value))
                     .unwrap_or_default();
-                set.upsert(program_ref, record);
+                set.upsert(program_ref, record, deadline);
                 let bytes = scope.len() as u64 + set.bytes;
-                ready(Op::Put(Stored::new(set, None, bytes)))
+                let keep = set.remaining(now);
+                ready(Op::Put(Stored::new(set, Some(keep), bytes)))
             })
             .await;
         Ok(())
@@ -414,13 +451,24 @@ impl Store for MemoryStore {
         program_ref: &str,
     ) -> Result<Option<Value>, StoreError> {
         let set = self.programs.get(scope).await;
-        Ok(set.and_then(|s| s.value.programs.get(program_ref).cloned()))
+        let now = Instant::now();
+        Ok(set
+            .filter(|s| s.value.live(program_ref, now))
+            .and_then(|s| s.value.programs.get(program_ref).cloned()))
     }
 
     async fn list_programs(&self, scope: &str) -> Result<Vec<Value>, StoreError> {
         let set = self.programs.get(scope).await;
+        let now = Instant::now();
         Ok(set
-            .map(|s| s.value.programs.values().cloned().collect())
+            .map(|s| {
+                s.value
+                    .programs
+                    .iter()
+                    .filter(|(r, _)| s.value.live(r, now))
+                    .map(|(_, p)| p.clone())
+                    .collect()
+            })
             .unwrap_or_default())
     }
 
@@ -504,12 +552,13 @@ mod tests {
     #[test]
     fn program_set_tracks_its_size_across_overwrites() {
         let mut set = ProgramSet::default();
-        set.upsert("p", &json!({"v": "x".repeat(1000)}));
+        let later = Instant::now() + Duration::from_secs(600);
+        set.upsert("p", &json!({"v": "x".repeat(1000)}), later);
         let first = set.bytes;
         let small = json!({"v": "x".repeat(10)});
-        set.upsert("p", &small);
+        set.upsert("p", &small, later);
         assert!(set.bytes < first);
-        set.upsert("q", &small);
+        set.upsert("q", &small, later);
         assert_eq!(set.bytes, 2 * (1 + approx_size(&small)));
         assert_eq!(set.programs.len(), 2);
     }

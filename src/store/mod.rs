@@ -173,12 +173,14 @@ pub trait Store: Send + Sync + 'static {
         key: &str,
         fingerprint: &str,
     ) -> Result<(), StoreError>;
-    /// Create or replace a promoted program. Programs never expire.
+    /// Create or replace a promoted program, kept for `ttl` from this write
+    /// (the language's `promotion_lifetime`; promoting again renews it).
     async fn put_program(
         &self,
         scope: &str,
         program_ref: &str,
         record: &serde_json::Value,
+        ttl: Duration,
     ) -> Result<(), StoreError>;
     /// One promoted program of the scope.
     async fn get_program(
@@ -218,6 +220,16 @@ pub async fn connect(
     redis_url: Option<&str>,
     op_timeout: Duration,
 ) -> Result<Arc<dyn Store>, StoreError> {
+    connect_with_ca(redis_url, op_timeout, None).await
+}
+
+/// [`connect`], trusting the CA certificates of `ca_pem` (PEM) besides the
+/// system roots for a `rediss://` URL.
+pub async fn connect_with_ca(
+    redis_url: Option<&str>,
+    op_timeout: Duration,
+    ca_pem: Option<Vec<u8>>,
+) -> Result<Arc<dyn Store>, StoreError> {
     match redis_url {
         None => {
             tracing::info!(
@@ -227,7 +239,7 @@ pub async fn connect(
             Ok(Arc::new(memory::MemoryStore::new()))
         }
         Some(url) => {
-            let store = redis::RedisStore::connect(url, op_timeout).await?;
+            let store = redis::RedisStore::connect_with_ca(url, op_timeout, ca_pem).await?;
             Ok(Arc::new(store))
         }
     }

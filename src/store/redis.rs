@@ -15,8 +15,8 @@
 //! |---|---|---|
 //! | `pilotage:v1:{scope}:run:{run_id}` | run record | `PX` retention |
 //! | `pilotage:v1:{scope}:idem:{key}` | `{"state":"pending",fingerprint,claimed_at_ms}` or `{"state":"completed",fingerprint,response,completed_at_ms}` | `PX` dedup window |
-//! | `pilotage:v1:{scope}:prog:{ref}` | program record | none |
-//! | `pilotage:v1:{scope}:prog-index` | sorted set of refs, all score 0 (so ordered by ref) | none |
+//! | `pilotage:v1:{scope}:prog:{ref}` | program record | `PX` promotion lifetime |
+//! | `pilotage:v1:{scope}:prog-index` | sorted set of refs, scored by their expiry (ms since the epoch) | `PX` promotion lifetime of the latest promotion |
 //! | `pilotage:v1:{scope}:cv:{version}` | catalog snapshot | `PX` |
 //! | `pilotage:v1:session-revoked:{id}` | `true` | `PX` token lifetime |
 //!
@@ -135,9 +135,29 @@ impl From<StoreError> for OpError {
 impl RedisStore {
     /// Connects to `url`, pings once and loads the scripts, each step within `op_timeout`.
     pub async fn connect(url: &str, op_timeout: Duration) -> Result<Self, StoreError> {
+        Self::connect_with_ca(url, op_timeout, None).await
+    }
+
+    /// [`RedisStore::connect`]; a `rediss://` URL also trusts the CA
+    /// certificates of `ca_pem` besides the system roots.
+    pub async fn connect_with_ca(
+        url: &str,
+        op_timeout: Duration,
+        ca_pem: Option<Vec<u8>>,
+    ) -> Result<Self, StoreError> {
         let shown = redact_url(url);
-        let client = Client::open(url)
-            .map_err(|e| StoreError::Unavailable(format!("invalid Redis URL {shown}: {e}")))?;
+        crate::tls::install_crypto_provider();
+        let client = match ca_pem {
+            Some(root_cert) => Client::build_with_tls(
+                url,
+                ::redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(root_cert),
+                },
+            ),
+            None => Client::open(url),
+        }
+        .map_err(|e| StoreError::Unavailable(format!("invalid Redis URL {shown}: {e}")))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(op_timeout))
             .set_response_timeout(Some(op_timeout))
@@ -278,7 +298,7 @@ fn ttl_ms(ttl: Duration) -> u64 {
 }
 
 /// The URL without credentials, for messages and logs.
-fn redact_url(url: &str) -> String {
+pub(crate) fn redact_url(url: &str) -> String {
     let mut shown = url.to_owned();
     // `redis://user:secret@host`: hide the user info. First, so that a `?` or
     // `#` inside a password cannot cut it in half below. Over-hides at worst.
@@ -437,21 +457,32 @@ impl Store for RedisStore {
         scope: &str,
         program_ref: &str,
         record: &Value,
+        ttl: Duration,
     ) -> Result<(), StoreError> {
         let json = encode(record)?;
+        let ttl = ttl_ms(ttl);
+        let expires_at = now_ms().saturating_add(ttl);
         self.bounded("put_program", async {
             let mut conn = self.conn.clone();
-            // MULTI/EXEC: a listed ref always has its record.
+            // MULTI/EXEC: a listed ref always has its record. The index lives
+            // as long as its newest member; expired members are pruned by
+            // score on listing.
             let () = ::redis::pipe()
                 .atomic()
                 .cmd("SET")
                 .arg(program_key(scope, program_ref))
                 .arg(json)
+                .arg("PX")
+                .arg(ttl)
                 .ignore()
                 .cmd("ZADD")
                 .arg(program_index_key(scope))
-                .arg(0)
+                .arg(expires_at)
                 .arg(program_ref)
+                .ignore()
+                .cmd("PEXPIRE")
+                .arg(program_index_key(scope))
+                .arg(ttl)
                 .ignore()
                 .query_async(&mut conn)
                 .await?;
@@ -472,13 +503,21 @@ impl Store for RedisStore {
     async fn list_programs(&self, scope: &str) -> Result<Vec<Value>, StoreError> {
         self.bounded("list_programs", async {
             let mut conn = self.conn.clone();
-            // Equal scores make ZRANGE order by member bytes: ordered by ref.
-            let refs: Vec<String> = cmd("ZRANGE")
+            // Members whose record expired go first; the rest in ref order.
+            let (mut refs,): (Vec<String>,) = ::redis::pipe()
+                .atomic()
+                .cmd("ZREMRANGEBYSCORE")
+                .arg(program_index_key(scope))
+                .arg("-inf")
+                .arg(now_ms())
+                .ignore()
+                .cmd("ZRANGE")
                 .arg(program_index_key(scope))
                 .arg(0)
                 .arg(-1)
                 .query_async(&mut conn)
                 .await?;
+            refs.sort_unstable();
             if refs.is_empty() {
                 return Ok(Vec::new());
             }
@@ -488,8 +527,9 @@ impl Store for RedisStore {
             for (key, raw) in keys.iter().zip(raws) {
                 match raw {
                     Some(bytes) => programs.push(decode(key, &bytes)?),
-                    // Only possible if someone deleted the key by hand.
-                    None => tracing::warn!(backend = "redis", %key, "indexed program is missing"),
+                    // Expired between the pruning and this read (or deleted
+                    // by hand): no longer promoted.
+                    None => tracing::debug!(backend = "redis", %key, "indexed program expired"),
                 }
             }
             Ok(programs)

@@ -92,10 +92,17 @@ pub struct EngineClient {
 
 impl EngineClient {
     pub fn new(config: &EngineConfig) -> Self {
+        Self::with_roots(config, Vec::new())
+    }
+
+    /// A client that also trusts `roots` (a private CA) for an https engine.
+    pub fn with_roots(config: &EngineConfig, roots: Vec<reqwest::Certificate>) -> Self {
+        crate::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(64)
             .tcp_nodelay(true)
             .connect_timeout(Duration::from_millis(config.timeout_ms.min(2000)))
+            .tls_certs_merge(roots)
             .build()
             .unwrap_or_default();
         Self {

@@ -45,6 +45,8 @@ struct TenantCatalog {
     digests: Arc<BTreeMap<String, String>>,
     /// The token of a caller without promoted programs.
     version: String,
+    /// Estimated heap bytes of all of the above.
+    weight: u64,
 }
 
 /// One tenant's cached catalog and the gate that makes concurrent requests
@@ -63,6 +65,12 @@ impl TenantSlot {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+    /// Estimated bytes of the cached catalog (the cache's weigher).
+    fn weight(&self) -> u64 {
+        256 + self.current().map_or(0, |(etag, catalog)| {
+            etag.as_deref().map_or(0, crate::weigh::text) + catalog.weight
+        })
     }
     fn set(&self, etag: Option<String>, catalog: Arc<TenantCatalog>) {
         *self
@@ -119,21 +127,35 @@ pub struct CatalogService {
     store: Arc<dyn Store>,
     fields: CatalogFields,
     effects: BTreeMap<String, EffectRisk>,
+    /// Bounded by the estimated bytes of each tenant's mapped catalog.
     tenants: moka::sync::Cache<String, Arc<TenantSlot>>,
-    /// (scope, version) pairs already written as baselines by this instance.
+    /// (scope, version) pairs already written as baselines by this instance,
+    /// bounded by bytes too (one marker per principal and version).
     snapshots_written: moka::sync::Cache<String, ()>,
 }
 
 impl CatalogService {
-    pub fn new(engine: EngineClient, store: Arc<dyn Store>) -> Self {
+    /// `max_bytes` bounds the cached catalogs (seven eighths) and the
+    /// baseline markers (one eighth).
+    pub fn new(engine: EngineClient, store: Arc<dyn Store>, max_bytes: u64) -> Self {
         let mapping = engine.mapping().clone();
         Self {
             engine,
             store,
             fields: mapping.catalog,
             effects: mapping.effects,
-            tenants: moka::sync::Cache::new(10_000),
-            snapshots_written: moka::sync::Cache::new(100_000),
+            tenants: moka::sync::Cache::builder()
+                .max_capacity(max_bytes - max_bytes / 8)
+                .weigher(|tenant: &String, slot: &Arc<TenantSlot>| {
+                    crate::weigh::as_weight(crate::weigh::text(tenant) + slot.weight())
+                })
+                .build(),
+            snapshots_written: moka::sync::Cache::builder()
+                .max_capacity(max_bytes / 8)
+                .weigher(|marker: &String, _: &()| {
+                    crate::weigh::as_weight(crate::weigh::text(marker) + 64)
+                })
+                .build(),
         }
     }
 
@@ -233,6 +255,8 @@ impl CatalogService {
                     _ => Arc::new(built),
                 };
                 slot.set(etag, catalog.clone());
+                // Inserted again so the cache weighs the slot's new content.
+                self.tenants.insert(tenant.to_string(), slot.clone());
                 catalog
             }
         };
@@ -267,7 +291,14 @@ impl CatalogService {
         }
         let mut closed = prefix.clone();
         closed.update(b"]");
+        let weight = out
+            .iter()
+            .map(|e| crate::weigh::json(e) + 64)
+            .chain(digests.iter().map(|(id, d)| 2 * crate::weigh::text(id) + crate::weigh::text(d) + 64))
+            .sum::<u64>()
+            + 512;
         TenantCatalog {
+            weight,
             entries: out,
             index: Arc::new(index),
             prefix,

@@ -119,9 +119,9 @@ impl Gateway {
         .await?;
         let engine = EngineClient::new(&config.engine);
         Ok(Arc::new(Gateway {
-            catalog: CatalogService::new(engine.clone(), store.clone()),
+            catalog: CatalogService::new(engine.clone(), store.clone(), config.cache.catalog_bytes),
             auth: Authenticator::new(&config.auth),
-            verdicts: VerdictCache::new(),
+            verdicts: VerdictCache::new(config.cache.verdict_bytes),
             engine,
             store,
             languages,

@@ -17,3 +17,4 @@ pub mod pilotage;
 pub mod reload;
 pub mod store;
 pub mod validate;
+pub mod weigh;

@@ -30,6 +30,30 @@ use std::time::Duration;
 pub const KIND_CAPABILITY: &str = "capability";
 pub const KIND_PROGRAM: &str = "program";
 
+/// Why a caller's view could not be built, named for the part that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// The engine's catalog could not be read.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The caller's promoted programs could not be read from the store.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+impl CatalogError {
+    /// The `internal` request error of a view that failed before execution.
+    pub fn before_execution(&self) -> crate::pilotage::RequestError {
+        match self {
+            CatalogError::Engine(e) => crate::validate::internal(e),
+            CatalogError::Store(e) => crate::validate::store_internal(
+                e,
+                "the caller's promoted programs could not be read; nothing was executed: retry later",
+            ),
+        }
+    }
+}
+
 /// How long changed_since baselines are kept.
 const SNAPSHOT_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
@@ -161,13 +185,9 @@ impl CatalogService {
 
     /// The current view for `principal`; stores it as a changed_since baseline
     /// the first time this version is seen.
-    pub async fn view(&self, principal: &Principal) -> Result<CatalogView, EngineError> {
+    pub async fn view(&self, principal: &Principal) -> Result<CatalogView, CatalogError> {
         let tenant = self.tenant(&principal.tenant).await?;
-        let programs = self
-            .store
-            .list_programs(&principal.scope)
-            .await
-            .map_err(|e| EngineError::Failed(e.to_string()))?;
+        let programs = self.store.list_programs(&principal.scope).await?;
         let view = compose(&tenant, &programs);
         let marker = format!("{}\u{0}{}", principal.scope, view.version);
         if !self.snapshots_written.contains_key(&marker) {

@@ -112,9 +112,15 @@ impl Gateway {
                 message: e.to_string(),
             })?;
         let redis = (!config.store.redis_url.is_empty()).then_some(config.store.redis_url.as_str());
-        let store = crate::store::connect(
+        let limits = crate::store::memory::MemoryLimits {
+            principal_bytes: config.store.memory_principal_bytes,
+            total_bytes: config.store.memory_total_bytes,
+            ..Default::default()
+        };
+        let store = crate::store::connect_with(
             redis,
             std::time::Duration::from_millis(config.store.op_timeout_ms),
+            limits,
         )
         .await?;
         let engine = EngineClient::new(&config.engine);

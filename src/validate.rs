@@ -298,6 +298,14 @@ pub fn response(lang: &LanguageRuntime, verdict: &Verdict, view: &CatalogView) -
 
 /// An engine failure before execution is an `internal` request error.
 pub fn internal(e: &EngineError) -> RequestError {
-    tracing::warn!(error = %e, "engine failure before execution");
+    tracing::warn!(source = "engine", error = %e, "engine failure before execution");
     RequestError::internal(format!("the workflow engine failed: {e}"))
+}
+
+/// A failure of the gateway's own store before execution: an `internal`
+/// request error that names the store, never the engine; `consequence`
+/// tells the caller what happened (or did not) and what to do.
+pub fn store_internal(e: &crate::store::StoreError, consequence: &str) -> RequestError {
+    tracing::warn!(source = "store", error = %e, "store failure before execution");
+    RequestError::internal(format!("the gateway's store failed: {e}; {consequence}"))
 }

@@ -33,6 +33,9 @@ pub struct Report {
     pub rows: Vec<Row>,
     pub gateways: Vec<GatewayMemory>,
     pub targets: Vec<TargetCheck>,
+    /// The memory row: streams of maximum-size programs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub amplification: Vec<crate::amplification::Amplification>,
 }
 
 /// One pair of measurements: a baseline and the gateway, same connections.
@@ -192,6 +195,7 @@ impl Report {
             rows: Vec::new(),
             gateways: Vec::new(),
             targets: Vec::new(),
+            amplification: Vec::new(),
         }
     }
 
@@ -399,6 +403,7 @@ impl Report {
                 r.cpu_ratio.map_or("–".to_string(), |v| format!("{v:.2}"))
             );
         }
+        md.push_str(&crate::amplification::markdown(&self.amplification));
         let json = serde_json::to_string_pretty(self).unwrap_or_default();
         let _ = writeln!(
             md,

@@ -46,3 +46,46 @@ impl CacheConfig {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+    use std::path::Path;
+
+    fn demo() -> Config {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/gateway.local.toml");
+        let text = std::fs::read_to_string(&path).expect("demo config");
+        Config::parse(&text, &path).expect("demo config parses")
+    }
+
+    fn problem_keys(config: &Config) -> Vec<String> {
+        config.validate().into_iter().map(|p| p.key).collect()
+    }
+
+    #[test]
+    fn budgets_and_lease_are_checked_with_their_keys() {
+        let mut config = demo();
+        assert_eq!(problem_keys(&config), Vec::<String>::new());
+        config.cache.verdict_bytes = 10;
+        config.store.claim_lease_ms = 1_000;
+        config.store.memory_principal_bytes = 1_000;
+        config.store.memory_total_bytes = 500;
+        config.languages[0].bounds.max_id_bytes = 0;
+        let keys = problem_keys(&config);
+        for key in [
+            "cache.verdict_bytes",
+            "store.claim_lease_ms",
+            "store.memory_principal_bytes",
+            "store.memory_total_bytes",
+            "language[0].bounds.max_id_bytes",
+        ] {
+            assert!(keys.iter().any(|k| k == key), "{key} not reported: {keys:?}");
+        }
+        let lease = config
+            .validate()
+            .into_iter()
+            .find(|p| p.key == "store.claim_lease_ms")
+            .map(|p| p.fix);
+        assert_eq!(lease.as_deref(), Some("use at least 16000 (default 20000)"));
+    }
+}

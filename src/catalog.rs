@@ -314,7 +314,11 @@ impl CatalogService {
         let weight = out
             .iter()
             .map(|e| crate::weigh::json(e) + 64)
-            .chain(digests.iter().map(|(id, d)| 2 * crate::weigh::text(id) + crate::weigh::text(d) + 64))
+            .chain(
+                digests
+                    .iter()
+                    .map(|(id, d)| 2 * crate::weigh::text(id) + crate::weigh::text(d) + 64),
+            )
             .sum::<u64>()
             + 512;
         TenantCatalog {

@@ -225,7 +225,11 @@ async fn run(
     run_id: String,
     claim: Option<&claim::Claim>,
 ) -> Result<Done, RequestError> {
-    let view = gw.catalog.view(principal).await.map_err(|e| e.before_execution())?;
+    let view = gw
+        .catalog
+        .view(principal)
+        .await
+        .map_err(|e| e.before_execution())?;
     // Step 2: drift precedes re-validation.
     if let Some(expected) = &req.expected_catalog_version
         && *expected != view.version

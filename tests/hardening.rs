@@ -7,17 +7,28 @@
 mod common;
 
 use common::redis_server::RedisServer;
-use common::{ACME_OPS, Mcp, TestEnv};
+use common::{ACME_OPS, Engine, Mcp, TestEnv};
 use pilotage_gateway::config::Config;
 use serde_json::{Value, json};
 use std::time::Duration;
 
 const CONFIG: &str = "tests/configs/conformance.toml";
 
+/// A gateway of this process in front of a fresh engine, always (never an
+/// external deployment: these tests change the configuration and own Redis).
+async fn gateway(tweak: impl FnOnce(&mut Config)) -> TestEnv {
+    let engine = if common::dialect_b() {
+        Engine::spawn(&["--dialect", "b"])
+    } else {
+        Engine::spawn(&[])
+    };
+    TestEnv::in_front_of(engine, CONFIG, tweak).await
+}
+
 /// A gateway on `redis` with timeouts short enough that outages answer quickly.
 async fn on_redis(redis: &RedisServer) -> TestEnv {
     let url = redis.url();
-    TestEnv::with_config(CONFIG, move |c: &mut Config| {
+    gateway(move |c: &mut Config| {
         c.store.redis_url = url;
         c.store.op_timeout_ms = 500;
         c.engine.timeout_ms = 2000;
@@ -68,7 +79,7 @@ fn keyed(env: &TestEnv) -> Mcp {
 #[tokio::test(flavor = "multi_thread")]
 async fn amplifying_programs_are_bounded_and_the_verdict_cache_by_bytes() {
     const BUDGET: u64 = 256 * 1024;
-    let env = TestEnv::with_config(CONFIG, |c: &mut Config| c.cache.verdict_bytes = BUDGET).await;
+    let env = gateway(|c: &mut Config| c.cache.verdict_bytes = BUDGET).await;
     let c = keyed(&env);
     let shape = |id_len: usize, levels: usize, inner: usize, salt: usize| {
         let mut arm: Vec<Value> = (0..inner)
@@ -82,15 +93,26 @@ async fn amplifying_programs_are_bounded_and_the_verdict_cache_by_bytes() {
         json!({"steps": arm})
     };
     let issue = shape(16_500, 13, 986, 0);
-    assert!(issue.to_string().len() < 256 * 1024, "inside the size bound");
-    let r = c.call("validate_workflow", json!({"workflow": issue})).await;
+    assert!(
+        issue.to_string().len() < 256 * 1024,
+        "inside the size bound"
+    );
+    let r = c
+        .call("validate_workflow", json!({"workflow": issue}))
+        .await;
     assert_eq!(error_kind(&r), "bounds_exceeded", "{}", r.structured);
-    assert!(error_message(&r).contains("step id"), "{}", error_message(&r));
+    assert!(
+        error_message(&r).contains("step id"),
+        "{}",
+        error_message(&r)
+    );
     // The same shape at the bounds (128-byte ids, as deep as allowed): an
     // answer, and each distinct program adds at most its verdict's weight.
     for salt in 0..40 {
         let program = shape(128, 9, 980, salt);
-        let r = c.call("validate_workflow", json!({"workflow": program})).await;
+        let r = c
+            .call("validate_workflow", json!({"workflow": program}))
+            .await;
         assert!(
             r.structured.get("valid").is_some(),
             "program {salt}: {}",
@@ -99,7 +121,10 @@ async fn amplifying_programs_are_bounded_and_the_verdict_cache_by_bytes() {
     }
     let gw = env.gateway.as_ref().expect("in-process gateway");
     let held = gw.verdicts.weighted_size().await;
-    assert!(held <= BUDGET, "verdict cache holds {held} bytes > {BUDGET}");
+    assert!(
+        held <= BUDGET,
+        "verdict cache holds {held} bytes > {BUDGET}"
+    );
     assert!(held > 0, "the verdict cache keeps what fits");
 }
 
@@ -111,7 +136,9 @@ async fn a_claim_that_timed_out_does_not_block_its_key() {
     let redis = RedisServer::start();
     let env = on_redis(&redis).await;
     let c = keyed(&env);
-    let warm = c.call("validate_workflow", json!({"workflow": invoice()})).await;
+    let warm = c
+        .call("validate_workflow", json!({"workflow": invoice()}))
+        .await;
     assert_eq!(warm.structured["valid"], true, "{}", warm.structured);
     let before = invoices(&env).await;
     redis.freeze();
@@ -131,7 +158,11 @@ async fn a_claim_that_timed_out_does_not_block_its_key() {
     assert_eq!(invoices(&env).await, before + 1, "the retry ran once");
     let again = c.call("run_workflow", keyed_run("frozen-key")).await;
     assert_eq!(again.structured["run_id"], retry.structured["run_id"]);
-    assert_eq!(invoices(&env).await, before + 1, "a replay, not a second run");
+    assert_eq!(
+        invoices(&env).await,
+        before + 1,
+        "a replay, not a second run"
+    );
 }
 
 /// Repro 2b: Redis dies (and comes back with its data) between the claim
@@ -141,7 +172,9 @@ async fn redis_dying_between_claim_and_run_does_not_block_the_key() {
     let mut redis = RedisServer::durable();
     let env = on_redis(&redis).await;
     let c = keyed(&env);
-    let warm = c.call("validate_workflow", json!({"workflow": invoice()})).await;
+    let warm = c
+        .call("validate_workflow", json!({"workflow": invoice()}))
+        .await;
     assert_eq!(warm.structured["valid"], true, "{}", warm.structured);
     let before = invoices(&env).await;
     // A slow engine holds the request between its claim and its run.
@@ -181,7 +214,7 @@ async fn redis_dying_between_claim_and_run_does_not_block_the_key() {
 /// records; when the store is full, new runs are refused before execution.
 #[tokio::test(flavor = "multi_thread")]
 async fn strangers_cannot_evict_a_principal_in_the_embedded_store() {
-    let env = TestEnv::with_config(CONFIG, |c: &mut Config| {
+    let env = gateway(|c: &mut Config| {
         c.store.redis_url = String::new();
         c.store.memory_principal_bytes = 1024 * 1024;
         c.store.memory_total_bytes = 4 * 1024 * 1024;
@@ -190,7 +223,11 @@ async fn strangers_cannot_evict_a_principal_in_the_embedded_store() {
     let c = keyed(&env);
     let before = invoices(&env).await;
     let first = c.call("run_workflow", keyed_run("invoice-1")).await;
-    assert_eq!(first.structured["outcome"]["status"], "success", "{}", first.structured);
+    assert_eq!(
+        first.structured["outcome"]["status"], "success",
+        "{}",
+        first.structured
+    );
     let run_id = first.structured["run_id"].clone();
     let blob = "x".repeat(100 * 1024);
     let echo = json!({"steps": [{"id": "e", "kind": "call", "capability": "util.echo",
@@ -202,18 +239,26 @@ async fn strangers_cannot_evict_a_principal_in_the_embedded_store() {
         anon.initialize().await;
         let runs_before = env.engine.state("acme").await["runs"].clone();
         let r = anon
-            .call("run_workflow", json!({"workflow": echo, "mode": "immediate",
-                "store": true, "input": {"blob": blob}}))
+            .call(
+                "run_workflow",
+                json!({"workflow": echo, "mode": "immediate",
+                "store": true, "input": {"blob": blob}}),
+            )
             .await;
         if error_kind(&r) == "internal" {
             assert_eq!(
-                env.engine.state("acme").await["runs"], runs_before,
+                env.engine.state("acme").await["runs"],
+                runs_before,
                 "a refused run never reached the engine"
             );
             refused = Some(error_message(&r));
             break;
         }
-        assert_eq!(r.structured["outcome"]["status"], "success", "{}", r.structured);
+        assert_eq!(
+            r.structured["outcome"]["status"], "success",
+            "{}",
+            r.structured
+        );
         stored += 1;
     }
     let message = refused.unwrap_or_else(|| panic!("{stored} runs of 200 KB fit in 4 MiB"));
@@ -222,11 +267,21 @@ async fn strangers_cannot_evict_a_principal_in_the_embedded_store() {
     assert!(stored >= 5, "only {stored} strangers' runs were stored");
     // The keyed principal's run and idempotency record are still there.
     let fetched = c
-        .call("trace_workflow", json!({"run_id": run_id, "trace_level": "summary"}))
+        .call(
+            "trace_workflow",
+            json!({"run_id": run_id, "trace_level": "summary"}),
+        )
         .await;
-    assert_eq!(fetched.structured["run_id"], run_id, "{}", fetched.structured);
+    assert_eq!(
+        fetched.structured["run_id"], run_id,
+        "{}",
+        fetched.structured
+    );
     let retry = c.call("run_workflow", keyed_run("invoice-1")).await;
-    assert_eq!(retry.structured["run_id"], run_id, "replayed, not run again");
+    assert_eq!(
+        retry.structured["run_id"], run_id,
+        "replayed, not run again"
+    );
     assert_eq!(invoices(&env).await, before + 1, "one invoice");
 }
 
@@ -241,14 +296,24 @@ async fn the_first_request_after_a_redis_restart_succeeds() {
     let http = reqwest::Client::new();
     let readyz = env.url.replace("/mcp", "/readyz");
     for round in 0..2 {
-        let ok = session.call("validate_workflow", json!({"workflow": invoice()})).await;
-        assert_eq!(ok.structured["valid"], true, "round {round}: {}", ok.structured);
+        let ok = session
+            .call("validate_workflow", json!({"workflow": invoice()}))
+            .await;
+        assert_eq!(
+            ok.structured["valid"], true,
+            "round {round}: {}",
+            ok.structured
+        );
         redis.restart();
         // A session request (its revocation check reads the store) first.
         let first = session
             .call("validate_workflow", json!({"workflow": invoice()}))
             .await;
-        assert_eq!(first.structured["valid"], true, "round {round}: {}", first.structured);
+        assert_eq!(
+            first.structured["valid"], true,
+            "round {round}: {}",
+            first.structured
+        );
         let keyed_first = keyed(&env)
             .call("run_workflow", keyed_run(&format!("restart-{round}")))
             .await;
@@ -271,18 +336,29 @@ async fn store_failures_are_named_for_the_store() {
     let mut redis = RedisServer::start();
     let env = on_redis(&redis).await;
     let c = keyed(&env);
-    let ok = c.call("validate_workflow", json!({"workflow": invoice()})).await;
+    let ok = c
+        .call("validate_workflow", json!({"workflow": invoice()}))
+        .await;
     assert_eq!(ok.structured["valid"], true, "{}", ok.structured);
     redis.kill();
     for (tool, args) in [
         ("validate_workflow", json!({"workflow": invoice()})),
-        ("pilotage_catalog", json!({"language": "workflow/v1", "verb": "list"})),
-        ("run_workflow", json!({"workflow": invoice(), "mode": "immediate"})),
+        (
+            "pilotage_catalog",
+            json!({"language": "workflow/v1", "verb": "list"}),
+        ),
+        (
+            "run_workflow",
+            json!({"workflow": invoice(), "mode": "immediate"}),
+        ),
     ] {
         let r = c.call(tool, args).await;
         assert_eq!(error_kind(&r), "internal", "{tool}: {}", r.structured);
         let message = error_message(&r);
-        assert!(message.contains("the gateway's store failed"), "{tool}: {message}");
+        assert!(
+            message.contains("the gateway's store failed"),
+            "{tool}: {message}"
+        );
         assert!(!message.contains("engine"), "{tool}: {message}");
     }
 }

@@ -195,7 +195,11 @@ fn rpc_body() -> impl Strategy<Value = String> {
     ];
     let shaped = (method, tool, json_value(), json_value(), any::<u8>()).prop_map(
         |(method, tool, args, id, cut)| {
-            let id = if id.is_object() || id.is_array() { Value::from(7) } else { id };
+            let id = if id.is_object() || id.is_array() {
+                Value::from(7)
+            } else {
+                id
+            };
             let body = json!({"jsonrpc": "2.0", "id": id, "method": method,
                 "params": {"name": tool, "arguments": args}});
             let text = body.to_string();

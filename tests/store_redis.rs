@@ -203,7 +203,10 @@ async fn assert_all_unavailable(store: &dyn Store) {
     attempt!("ping", store.ping());
     attempt!("put_run", store.put_run("t", "r", &record, LONG_TTL));
     attempt!("get_run", store.get_run("t", "r"));
-    attempt!("claim", store.claim_idempotency("t", "k", "fp", "fp", LONG_TTL));
+    attempt!(
+        "claim",
+        store.claim_idempotency("t", "k", "fp", "fp", LONG_TTL)
+    );
     attempt!(
         "complete",
         store.complete_idempotency("t", "k", "fp", "fp", &record, LONG_TTL)
@@ -330,7 +333,9 @@ async fn operations_are_unavailable_when_redis_is_killed_and_recover_after_resta
         .await
         .expect("complete after restart");
     assert!(matches!(
-        store.claim_idempotency("t", "k", "fp", "fp", LONG_TTL).await,
+        store
+            .claim_idempotency("t", "k", "fp", "fp", LONG_TTL)
+            .await,
         Ok(IdempotencyClaim::Completed { .. })
     ));
 }
@@ -400,9 +405,16 @@ async fn instances_sharing_one_redis_see_one_state() {
     assert_eq!(winners.len(), 1, "winners: {winners:?}");
 
     // Completed on one, replayed by the other; revocation is seen everywhere.
-    a.complete_idempotency("tenant:x", "shared", "fp", &winners[0], &json!({"r": 1}), LONG_TTL)
-        .await
-        .expect("complete");
+    a.complete_idempotency(
+        "tenant:x",
+        "shared",
+        "fp",
+        &winners[0],
+        &json!({"r": 1}),
+        LONG_TTL,
+    )
+    .await
+    .expect("complete");
     assert_eq!(
         b.claim_idempotency("tenant:x", "shared", "fp", "fp", LONG_TTL)
             .await
@@ -532,7 +544,9 @@ async fn corrupt_values_are_reported_as_corrupt() {
         .await
         .expect("SET");
     assert!(matches!(
-        store.claim_idempotency("t", "bad", "fp", "fp", LONG_TTL).await,
+        store
+            .claim_idempotency("t", "bad", "fp", "fp", LONG_TTL)
+            .await,
         Err(StoreError::Corrupt(_))
     ));
     assert!(matches!(
@@ -558,7 +572,9 @@ async fn corrupt_values_are_reported_as_corrupt() {
         .await
         .expect("SET");
     assert!(matches!(
-        store.claim_idempotency("t", "shape", "fp", "fp", LONG_TTL).await,
+        store
+            .claim_idempotency("t", "shape", "fp", "fp", LONG_TTL)
+            .await,
         Err(StoreError::Corrupt(_))
     ));
 

@@ -173,12 +173,15 @@ fn describe(body: &[u8]) -> String {
     match s["valid"].as_bool() {
         Some(true) => "valid".into(),
         Some(false) => "invalid".into(),
-        None => format!("unexpected answer: {}", v.to_string().chars().take(200).collect::<String>()),
+        None => format!(
+            "unexpected answer: {}",
+            v.to_string().chars().take(200).collect::<String>()
+        ),
     }
 }
 
-/// The markdown table of the rows.
-pub fn markdown(rows: &[Amplification]) -> String {
+/// The markdown table of the rows, with the run's machine line.
+pub fn markdown(report: &crate::report::Report, rows: &[Amplification]) -> String {
     use std::fmt::Write;
     let mut md = String::new();
     if rows.is_empty() {
@@ -186,7 +189,14 @@ pub fn markdown(rows: &[Amplification]) -> String {
     }
     let _ = writeln!(
         md,
-        "\n#### Memory: a stream of distinct maximum-size programs (validate, one at a time)\n"
+        "### Memory: a stream of distinct maximum-size programs\n\n{} · {} · release builds · \
+         validate_workflow, one request at a time, a fresh gateway (embedded store, default \
+         bounds and cache budgets) per shape\n",
+        report.machine_line(),
+        report
+            .commit
+            .as_deref()
+            .map_or("commit unknown".to_string(), |c| format!("commit `{c}`"))
     );
     let _ = writeln!(
         md,

@@ -79,7 +79,10 @@ mod tests {
             "store.memory_total_bytes",
             "language[0].bounds.max_id_bytes",
         ] {
-            assert!(keys.iter().any(|k| k == key), "{key} not reported: {keys:?}");
+            assert!(
+                keys.iter().any(|k| k == key),
+                "{key} not reported: {keys:?}"
+            );
         }
         let lease = config
             .validate()

@@ -303,7 +303,10 @@ impl Config {
         if s.memory_principal_bytes < cache::MIN_BYTES {
             out.push((
                 "store.memory_principal_bytes".into(),
-                format!("{} bytes is below the 64 KiB minimum", s.memory_principal_bytes),
+                format!(
+                    "{} bytes is below the 64 KiB minimum",
+                    s.memory_principal_bytes
+                ),
                 "set at least 65536, or remove the key for the default (4 MiB)".into(),
             ));
         }

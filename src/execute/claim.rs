@@ -192,7 +192,9 @@ impl Claim {
                 }
             }
             if !released {
-                tracing::warn!("an idempotency claim could not be released; its lease will free the key");
+                tracing::warn!(
+                    "an idempotency claim could not be released; its lease will free the key"
+                );
             }
         });
     }

@@ -292,7 +292,14 @@ pub async fn complete_only_by_owner(store: Arc<dyn Store>) {
         IdempotencyClaim::Acquired
     );
     store
-        .complete_idempotency(&scope, "k", "intruder", "intruder", &json!({"ok": false}), LONG_TTL)
+        .complete_idempotency(
+            &scope,
+            "k",
+            "intruder",
+            "intruder",
+            &json!({"ok": false}),
+            LONG_TTL,
+        )
         .await
         .expect("complete");
     assert!(matches!(
@@ -306,7 +313,14 @@ pub async fn complete_only_by_owner(store: Arc<dyn Store>) {
         .await
         .expect("complete");
     store
-        .complete_idempotency(&scope, "k", "owner", "owner", &json!({"ok": "second"}), LONG_TTL)
+        .complete_idempotency(
+            &scope,
+            "k",
+            "owner",
+            "owner",
+            &json!({"ok": "second"}),
+            LONG_TTL,
+        )
         .await
         .expect("complete");
     assert_eq!(
@@ -403,7 +417,14 @@ pub async fn claim_expires_after_ttl(store: Arc<dyn Store>) {
         IdempotencyClaim::Acquired
     );
     store
-        .complete_idempotency(&scope, "done", "fp", "first", &json!({"ok": true}), SHORT_TTL)
+        .complete_idempotency(
+            &scope,
+            "done",
+            "fp",
+            "first",
+            &json!({"ok": true}),
+            SHORT_TTL,
+        )
         .await
         .expect("complete");
     assert!(matches!(
@@ -449,27 +470,35 @@ pub async fn start_turns_a_lease_into_a_window(store: Arc<dyn Store>) {
         claim("run", "owner", SHORT_TTL).await,
         IdempotencyClaim::Acquired
     );
-    let intruder = store.start_idempotency(&scope, "run", "intruder", LONG_TTL).await;
+    let intruder = store
+        .start_idempotency(&scope, "run", "intruder", LONG_TTL)
+        .await;
     assert!(!intruder.expect("start"));
-    assert!(store
-        .start_idempotency(&scope, "run", "owner", LONG_TTL)
-        .await
-        .expect("start"));
+    assert!(
+        store
+            .start_idempotency(&scope, "run", "owner", LONG_TTL)
+            .await
+            .expect("start")
+    );
     // Starting twice (a retried write) is fine.
-    assert!(store
-        .start_idempotency(&scope, "run", "owner", LONG_TTL)
-        .await
-        .expect("start"));
+    assert!(
+        store
+            .start_idempotency(&scope, "run", "owner", LONG_TTL)
+            .await
+            .expect("start")
+    );
     // A lease that ended cannot be started.
     assert_eq!(
         claim("late", "slow", SHORT_TTL).await,
         IdempotencyClaim::Acquired
     );
     tokio::time::sleep(PAST_SHORT_TTL).await;
-    assert!(!store
-        .start_idempotency(&scope, "late", "slow", LONG_TTL)
-        .await
-        .expect("start"));
+    assert!(
+        !store
+            .start_idempotency(&scope, "late", "slow", LONG_TTL)
+            .await
+            .expect("start")
+    );
     // The started claim outlived its lease, and says it started.
     assert!(matches!(
         claim("run", "retry", LONG_TTL).await,

@@ -367,8 +367,7 @@ impl Store for MemoryStore {
     async fn admit(&self, scope: &str) -> Result<(), StoreError> {
         // Room for at least a small record: a run's record comes after it
         // started and is always accepted, so this is the moment to refuse.
-        self.purged()
-            .room(&self.limits, scope, ENTRY_OVERHEAD)
+        self.purged().room(&self.limits, scope, ENTRY_OVERHEAD)
     }
 
     async fn put_run(
@@ -709,9 +708,15 @@ mod tests {
         }
         assert!((3..20).contains(&scopes), "{scopes} scopes admitted");
         let refused = store.admit("newcomer").await;
-        assert!(matches!(refused, Err(StoreError::Full(m)) if m.contains("embedded store is full")));
+        assert!(
+            matches!(refused, Err(StoreError::Full(m)) if m.contains("embedded store is full"))
+        );
         for i in 0..scopes {
-            let kept = store.get_run(&format!("anon-{i}"), "r").await.ok().flatten();
+            let kept = store
+                .get_run(&format!("anon-{i}"), "r")
+                .await
+                .ok()
+                .flatten();
             assert_eq!(kept.as_ref(), Some(&big), "anon-{i} lost its run");
         }
     }

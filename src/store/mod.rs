@@ -382,8 +382,10 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_value(&pending).ok(),
-            Some(serde_json::json!({"state": "pending", "fingerprint": "fp", "claimed_at_ms": 7,
-                "attempt": "a1", "started": false}))
+            Some(
+                serde_json::json!({"state": "pending", "fingerprint": "fp", "claimed_at_ms": 7,
+                "attempt": "a1", "started": false})
+            )
         );
         let completed = IdempotencyRecord::Completed {
             fingerprint: "fp".into(),

@@ -166,11 +166,9 @@ impl Keeper {
             loop {
                 tokio::time::sleep(KEEPER_INTERVAL).await;
                 let mut c = conn.clone();
-                let ping = tokio::time::timeout(
-                    op_timeout,
-                    cmd("PING").query_async::<String>(&mut c),
-                )
-                .await;
+                let ping =
+                    tokio::time::timeout(op_timeout, cmd("PING").query_async::<String>(&mut c))
+                        .await;
                 match (ping, healthy) {
                     (Ok(Ok(_)), false) => {
                         tracing::info!(backend = "redis", "store connection re-established");
@@ -181,7 +179,10 @@ impl Keeper {
                         healthy = false;
                     }
                     (Err(_), true) => {
-                        tracing::warn!(backend = "redis", "store not answering within the operation timeout");
+                        tracing::warn!(
+                            backend = "redis",
+                            "store not answering within the operation timeout"
+                        );
                         healthy = false;
                     }
                     _ => {}
@@ -293,11 +294,7 @@ impl RedisStore {
     /// the manager re-establishes: every operation here is safe to repeat
     /// (plain reads and overwrites, and scripts that recognise their own
     /// attempt). A timeout is not retried: the command may still be queued.
-    async fn bounded<T, F>(
-        &self,
-        op: &'static str,
-        work: impl Fn() -> F,
-    ) -> Result<T, StoreError>
+    async fn bounded<T, F>(&self, op: &'static str, work: impl Fn() -> F) -> Result<T, StoreError>
     where
         F: Future<Output = Result<T, OpError>>,
     {
@@ -538,10 +535,7 @@ impl Store for RedisStore {
             .bounded("complete_idempotency", || async {
                 let mut conn = self.conn.clone();
                 let mut call = self.complete.prepare_invoke();
-                call.key(&key)
-                    .arg(attempt)
-                    .arg(&completed)
-                    .arg(ttl_ms(ttl));
+                call.key(&key).arg(attempt).arg(&completed).arg(ttl_ms(ttl));
                 Ok(call.invoke_async(&mut conn).await?)
             })
             .await?;

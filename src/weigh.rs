@@ -7,8 +7,16 @@
 
 use serde_json::Value;
 
-/// Size of a `Value` node itself (enum + inline data).
-const NODE: u64 = 32;
+/// Size of a `Value` itself: every value sits inline in its parent's
+/// buffer (or in its owner), whatever its kind.
+const NODE: u64 = std::mem::size_of::<Value>() as u64;
+/// Allocator bookkeeping and rounding of one heap block.
+const ALLOC: u64 = 16;
+/// An object's hash table and entry buffer headers.
+const MAP: u64 = 64;
+/// One object entry besides its value: the key `String`, its hash and its
+/// slot in the index table.
+const ENTRY: u64 = 24 + 16;
 
 /// Estimated heap bytes of a JSON value.
 ///
@@ -21,12 +29,15 @@ pub fn json(value: &Value) -> u64 {
         total = total.saturating_add(NODE);
         match v {
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
-            Value::String(s) => total = total.saturating_add(s.len() as u64),
-            Value::Array(items) => stack.extend(items.iter()),
+            Value::String(s) => total = total.saturating_add(s.len() as u64 + ALLOC),
+            Value::Array(items) => {
+                total = total.saturating_add(ALLOC);
+                stack.extend(items.iter());
+            }
             Value::Object(map) => {
+                total = total.saturating_add(MAP + 2 * ALLOC);
                 for (k, item) in map {
-                    // Key string plus the map's per-entry bookkeeping.
-                    total = total.saturating_add(k.len() as u64 + NODE);
+                    total = total.saturating_add(ENTRY + k.len() as u64 + ALLOC);
                     stack.push(item);
                 }
             }
@@ -56,7 +67,7 @@ mod tests {
         let large = json(&json!({"a": "x".repeat(10_000)}));
         assert!(small > 0);
         assert!(large > 10_000 && large > small);
-        assert_eq!(json(&json!([1, 2, 3])), 4 * NODE);
+        assert_eq!(json(&json!([1, 2, 3])), 4 * NODE + ALLOC);
         assert_eq!(as_weight(u64::MAX), u32::MAX);
     }
 
@@ -66,7 +77,7 @@ mod tests {
         for _ in 0..100_000 {
             deep = Value::Array(vec![deep]);
         }
-        assert_eq!(json(&deep), 100_001 * NODE);
+        assert_eq!(json(&deep), 100_001 * NODE + 100_000 * ALLOC);
         // Dropping a value this deep recurses in serde_json; leak it instead so
         // the test exercises only our measuring code.
         std::mem::forget(deep);

@@ -78,7 +78,7 @@ fn keyed(env: &TestEnv) -> Mcp {
 /// whatever the number of distinct programs.
 #[tokio::test(flavor = "multi_thread")]
 async fn amplifying_programs_are_bounded_and_the_verdict_cache_by_bytes() {
-    const BUDGET: u64 = 256 * 1024;
+    const BUDGET: u64 = 1024 * 1024;
     let env = gateway(|c: &mut Config| c.cache.verdict_bytes = BUDGET).await;
     let c = keyed(&env);
     let shape = |id_len: usize, levels: usize, inner: usize, salt: usize| {

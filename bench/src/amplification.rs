@@ -71,7 +71,8 @@ impl Shape {
             .map(|i| json!({"id": format!("s{i}"), "kind": "set", "value": format!("{n}{pad}")}))
             .collect();
         for level in 0..self.levels {
-            let id = format!("{level}{}", "b".repeat(self.branch_id_bytes - 1));
+            // Exactly `branch_id_bytes` long, distinct per level.
+            let id = format!("{level:02}{}", "b".repeat(self.branch_id_bytes - 2));
             arm = vec![json!({"id": id, "kind": "branch",
                 "when": {"op": "eq", "left": 1, "right": 1}, "then": arm})];
         }
@@ -81,7 +82,8 @@ impl Shape {
     }
 }
 
-/// What one shape's stream did to the gateway's memory.
+/// What one shape's stream did to the gateway's memory (after a warm-up of
+/// four small programs).
 #[derive(Serialize, Debug, Clone)]
 pub struct Amplification {
     pub shape: String,
@@ -91,13 +93,23 @@ pub struct Amplification {
     /// What the gateway answered the first program (`valid`, `invalid` or
     /// the request-error kind).
     pub answer: String,
+    /// RSS right after start, and after the warm-up requests.
+    pub started_mib: f64,
     pub idle_mib: f64,
     pub peak_mib: f64,
     pub final_rss_mib: f64,
-    /// Largest rise of the peak RSS caused by one request, KiB.
+    /// Rise of the peak RSS caused by the first large program (the process
+    /// grows its buffers and heap to the size of such a request), KiB.
+    pub first_rise_kib: u64,
+    /// `first_rise` over the request's bytes.
+    pub first_rise_ratio: f64,
+    /// Largest rise of the peak RSS caused by any later program, KiB.
     pub max_rise_kib: u64,
     /// `max_rise` over the request's bytes.
     pub max_rise_ratio: f64,
+    /// Largest rise of the resident (not peak) RSS across one later
+    /// request: what a request leaves behind (verdicts kept in the cache).
+    pub max_kept_kib: u64,
     /// (peak − idle) over one request's bytes.
     pub peak_ratio: f64,
 }
@@ -115,10 +127,21 @@ pub async fn run(
     Ok(out)
 }
 
+/// A small valid program, validated once before the stream: the gateway's
+/// one-time costs of serving (the tenant's catalog, the first request on each
+/// worker) are then not counted against the first large program.
+const WARM_UP: &str = r#"{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"validate_workflow","arguments":{"workflow":{"steps":[{"id":"a","kind":"set","value":1}]}}}}"#;
+
 async fn one(shape: &Shape, requests: u64, gateway: &Proc) -> Result<Amplification, String> {
+    let started = gateway.memory().unwrap_or_default();
+    let warm = Target::new(gateway.addr, "/mcp", Body::Fixed(Bytes::from_static(WARM_UP.as_bytes())), "");
+    for n in 0..4 {
+        load::once(&warm, n).await?;
+    }
     let idle = gateway.memory().unwrap_or_default();
     let mut peak = idle.peak_kib;
-    let mut max_rise = 0;
+    let mut rss = idle.rss_kib;
+    let (mut first_rise, mut max_rise, mut max_kept) = (0, 0, 0);
     let mut answer = String::new();
     let request_bytes = shape.request(0).len();
     for n in 0..requests {
@@ -131,8 +154,15 @@ async fn one(shape: &Shape, requests: u64, gateway: &Proc) -> Result<Amplificati
             answer = describe(&body);
         }
         let now = gateway.memory().unwrap_or_default();
-        max_rise = max_rise.max(now.peak_kib.saturating_sub(peak));
+        let rise = now.peak_kib.saturating_sub(peak);
+        if n == 0 {
+            first_rise = rise;
+        } else {
+            max_rise = max_rise.max(rise);
+            max_kept = max_kept.max(now.rss_kib.saturating_sub(rss));
+        }
         peak = peak.max(now.peak_kib);
+        rss = now.rss_kib;
     }
     let end = gateway.memory().unwrap_or_default();
     let kib_ratio = |kib: u64| kib as f64 * 1024.0 / request_bytes as f64;
@@ -142,23 +172,30 @@ async fn one(shape: &Shape, requests: u64, gateway: &Proc) -> Result<Amplificati
         requests,
         request_bytes,
         answer,
+        started_mib: started.rss_mib(),
         idle_mib: idle.rss_mib(),
         peak_mib: end.peak_mib(),
         final_rss_mib: end.rss_mib(),
+        first_rise_kib: first_rise,
+        first_rise_ratio: kib_ratio(first_rise),
         max_rise_kib: max_rise,
         max_rise_ratio: kib_ratio(max_rise),
+        max_kept_kib: max_kept,
         peak_ratio: kib_ratio(end.peak_kib.saturating_sub(idle.rss_kib)),
     };
     println!(
-        "  {} ({} × {} B): {} · idle {:.1} MiB · peak {:.1} MiB · largest rise of one request {} KiB (×{:.2} its size)",
+        "  {} ({} × {} B): {} · warm {:.1} MiB · peak {:.1} MiB · first program +{} KiB peak (×{:.2} its size) · later +{} KiB peak at most (×{:.2}), +{} KiB kept at most",
         row.shape,
         row.requests,
         row.request_bytes,
         row.answer,
         row.idle_mib,
         row.peak_mib,
+        row.first_rise_kib,
+        row.first_rise_ratio,
         row.max_rise_kib,
-        row.max_rise_ratio
+        row.max_rise_ratio,
+        row.max_kept_kib
     );
     Ok(row)
 }
@@ -168,7 +205,8 @@ fn describe(body: &[u8]) -> String {
     let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let s = &v["result"]["structuredContent"];
     if let Some(kind) = s["error"]["kind"].as_str() {
-        return kind.to_string();
+        let why = s["error"]["message"].as_str().unwrap_or("");
+        return format!("{kind} ({why})");
     }
     match s["valid"].as_bool() {
         Some(true) => "valid".into(),
@@ -200,22 +238,26 @@ pub fn markdown(report: &crate::report::Report, rows: &[Amplification]) -> Strin
     );
     let _ = writeln!(
         md,
-        "| shape | programs | bytes each | answer | idle RSS | peak RSS | largest rise of one request | rise / request bytes | (peak − idle) / request bytes |"
+        "| shape | programs | bytes each | answer | RSS after start / warm-up | peak RSS | peak rise, first program (× its bytes) | largest peak rise, later programs (× bytes) | largest RSS kept by one later program | (peak − warm) / request bytes |"
     );
-    let _ = writeln!(md, "|---|---:|---:|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(md, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         let _ = writeln!(
             md,
-            "| {} ({}) | {} | {} | {} | {:.1} MiB | {:.1} MiB | {} KiB | {:.2} | {:.1} |",
+            "| {} ({}) | {} | {} | {} | {:.1} / {:.1} MiB | {:.1} MiB | {} KiB (×{:.1}) | {} KiB (×{:.2}) | {} KiB | {:.1} |",
             r.shape,
             r.title,
             r.requests,
             r.request_bytes,
             r.answer,
+            r.started_mib,
             r.idle_mib,
             r.peak_mib,
+            r.first_rise_kib,
+            r.first_rise_ratio,
             r.max_rise_kib,
             r.max_rise_ratio,
+            r.max_kept_kib,
             r.peak_ratio
         );
     }

@@ -1,7 +1,8 @@
 //! [`Store`] on Redis: the shared state of a multi-instance deployment.
 //!
 //! One [`ConnectionManager`] (a multiplexed connection that reconnects by
-//! itself) is shared by all requests. Every operation is bounded by the
+//! itself, at once over RESP3, and kept alive by a pinging keeper task) is
+//! shared by all requests. Every operation is bounded by the
 //! configured timeout and fails with [`StoreError::Unavailable`] instead of
 //! waiting on a dead or frozen server, so a Redis outage costs a request at
 //! most the timeout and never a stuck worker.
@@ -14,7 +15,7 @@
 //! | key | value | expiry |
 //! |---|---|---|
 //! | `pilotage:v1:{scope}:run:{run_id}` | run record | `PX` retention |
-//! | `pilotage:v1:{scope}:idem:{key}` | `{"state":"pending",fingerprint,claimed_at_ms}` or `{"state":"completed",fingerprint,response,completed_at_ms}` | `PX` dedup window |
+//! | `pilotage:v1:{scope}:idem:{key}` | `{"state":"pending",fingerprint,claimed_at_ms,attempt,started}` or `{"state":"completed",fingerprint,response,completed_at_ms,attempt}` | `PX` claim lease until started, then the dedup window |
 //! | `pilotage:v1:{scope}:prog:{ref}` | program record | none |
 //! | `pilotage:v1:{scope}:prog-index` | sorted set of refs, all score 0 (so ordered by ref) | none |
 //! | `pilotage:v1:{scope}:cv:{version}` | catalog snapshot | `PX` |

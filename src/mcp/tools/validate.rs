@@ -20,6 +20,9 @@ pub async fn call(
             "the program goes in '{argument}'"
         )));
     };
+    // Bounds first: an oversized program costs nothing else, not even the
+    // caller's catalog.
+    crate::language::checks::bounds(program, &lang.config.bounds)?;
     let view = gw
         .catalog
         .view(principal)

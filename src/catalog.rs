@@ -434,37 +434,41 @@ pub fn canonical_json(value: &Value) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+/// Writes the canonical JSON of `value` to `out` (a hasher, say) without
+/// building the whole text first.
+pub fn write_canonical_to(value: &Value, out: &mut impl std::io::Write) -> std::io::Result<()> {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort_unstable();
-            out.push(b'{');
+            out.write_all(b"{")?;
             for (i, k) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.write_all(b",")?;
                 }
-                // Writing into a Vec cannot fail.
-                let _ = serde_json::to_writer(&mut *out, k);
-                out.push(b':');
-                write_canonical(&map[k], out);
+                serde_json::to_writer(&mut *out, k)?;
+                out.write_all(b":")?;
+                write_canonical_to(&map[k], out)?;
             }
-            out.push(b'}');
+            out.write_all(b"}")
         }
         Value::Array(items) => {
-            out.push(b'[');
+            out.write_all(b"[")?;
             for (i, v) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.write_all(b",")?;
                 }
-                write_canonical(v, out);
+                write_canonical_to(v, out)?;
             }
-            out.push(b']');
+            out.write_all(b"]")
         }
-        scalar => {
-            let _ = serde_json::to_writer(&mut *out, scalar);
-        }
+        scalar => Ok(serde_json::to_writer(&mut *out, scalar)?),
     }
+}
+
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+    // Writing into a Vec cannot fail.
+    let _ = write_canonical_to(value, out);
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! validate does not ask the engine twice (Part IV §6).
 
 use crate::auth::Principal;
-use crate::catalog::{CatalogView, canonical_json};
+use crate::catalog::{CatalogView, canonical_json, write_canonical_to};
 use crate::classify::{ClassifyContext, Diagnostic, EngineProblem, Severity};
 use crate::engine::{EngineError, RawProblem};
 use crate::gateway::{Gateway, LanguageRuntime};
@@ -124,12 +124,27 @@ fn cache_key(
         h.update(part.as_bytes());
         h.update([0]);
     }
-    h.update(canonical_json(program).as_bytes());
+    // Streamed into the hash: a large program is never written out whole.
+    let mut sink = HashSink(&mut h);
+    let _ = write_canonical_to(program, &mut sink);
     h.update([0]);
     if let Some(c) = context {
         h.update(canonical_json(c).as_bytes());
     }
     hex::encode(h.finalize())
+}
+
+/// `io::Write` into a SHA-256 state.
+struct HashSink<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashSink<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 async fn compute(

@@ -160,20 +160,6 @@ proptest! {
     }
 }
 
-/// One gateway for every JSON-RPC case, on one runtime.
-fn endpoint() -> &'static (tokio::runtime::Runtime, TestEnv) {
-    static ENV: OnceLock<(tokio::runtime::Runtime, TestEnv)> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let env = rt.block_on(TestEnv::start());
-        (rt, env)
-    })
-}
-
 /// Bodies near JSON-RPC: valid requests with a member mutated, dropped or
 /// replaced, truncated texts and plain noise.
 fn rpc_body() -> impl Strategy<Value = String> {
@@ -223,15 +209,23 @@ fn rpc_body() -> impl Strategy<Value = String> {
     ]
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
-
-    /// Whatever is posted: never a 5xx, always a JSON body, and a failure
-    /// is a JSON-RPC error object (or a tool result) — never plain text.
-    #[test]
-    fn the_endpoint_answers_every_body_the_json_rpc_way(body in rpc_body()) {
-        let (rt, env) = endpoint();
-        let client = env.client(common::ACME_OPS);
+/// Whatever is posted: never a 5xx, always a JSON body, and a failure
+/// is a JSON-RPC error object (or a tool result) — never plain text. One
+/// gateway and engine serve every case and are stopped at the end.
+#[test]
+fn the_endpoint_answers_every_body_the_json_rpc_way() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let env = rt.block_on(TestEnv::start());
+    let client = env.client(common::ACME_OPS);
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 128,
+        ..ProptestConfig::default()
+    });
+    let outcome = runner.run(&rpc_body(), |body| {
         let (status, _, value) = rt.block_on(client.raw(&body));
         prop_assert!(status < 500, "HTTP {status} for {body}");
         if status == 202 {
@@ -249,5 +243,12 @@ proptest! {
                 "neither result nor error: {answer} for {body}"
             );
         }
+        Ok(())
+    });
+    drop(client);
+    drop(env);
+    drop(rt);
+    if let Err(failure) = outcome {
+        panic!("{failure}");
     }
 }

@@ -82,8 +82,8 @@ impl Shape {
     }
 }
 
-/// What one shape's stream did to the gateway's memory (after a warm-up of
-/// four small programs).
+/// What one shape's stream did to the gateway's memory (after the warm-up
+/// with small programs).
 #[derive(Serialize, Debug, Clone)]
 pub struct Amplification {
     pub shape: String,
@@ -127,16 +127,22 @@ pub async fn run(
     Ok(out)
 }
 
-/// A small valid program, validated once before the stream: the gateway's
-/// one-time costs of serving (the tenant's catalog, the first request on each
-/// worker) are then not counted against the first large program.
-const WARM_UP: &str = r#"{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"validate_workflow","arguments":{"workflow":{"steps":[{"id":"a","kind":"set","value":1}]}}}}"#;
+/// Small programs, one valid and one the engine finds fault with, validated
+/// before the stream: the gateway's one-time costs of serving (the tenant's
+/// catalog, the classifier's first match, the first request on each worker)
+/// are then not counted against the first large program.
+const WARM_UP: [&str; 2] = [
+    r#"{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"validate_workflow","arguments":{"workflow":{"steps":[{"id":"a","kind":"set","value":1}]}}}}"#,
+    r#"{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"validate_workflow","arguments":{"workflow":{"steps":[{"id":"a","kind":"call","capability":"crm.get_customer","with":{"nope":1}},{"id":"b","kind":"teleport"}]}}}}"#,
+];
 
 async fn one(shape: &Shape, requests: u64, gateway: &Proc) -> Result<Amplification, String> {
     let started = gateway.memory().unwrap_or_default();
-    let warm = Target::new(gateway.addr, "/mcp", Body::Fixed(Bytes::from_static(WARM_UP.as_bytes())), "");
-    for n in 0..4 {
-        load::once(&warm, n).await?;
+    for body in WARM_UP {
+        let warm = Target::new(gateway.addr, "/mcp", Body::Fixed(Bytes::from_static(body.as_bytes())), "");
+        for n in 0..4 {
+            load::once(&warm, n).await?;
+        }
     }
     let idle = gateway.memory().unwrap_or_default();
     let mut peak = idle.peak_kib;

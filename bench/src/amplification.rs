@@ -139,7 +139,12 @@ const WARM_UP: [&str; 2] = [
 async fn one(shape: &Shape, requests: u64, gateway: &Proc) -> Result<Amplification, String> {
     let started = gateway.memory().unwrap_or_default();
     for body in WARM_UP {
-        let warm = Target::new(gateway.addr, "/mcp", Body::Fixed(Bytes::from_static(body.as_bytes())), "");
+        let warm = Target::new(
+            gateway.addr,
+            "/mcp",
+            Body::Fixed(Bytes::from_static(body.as_bytes())),
+            "",
+        );
         for n in 0..4 {
             load::once(&warm, n).await?;
         }

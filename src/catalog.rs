@@ -30,6 +30,30 @@ use std::time::Duration;
 pub const KIND_CAPABILITY: &str = "capability";
 pub const KIND_PROGRAM: &str = "program";
 
+/// Why a caller's view could not be built, named for the part that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// The engine's catalog could not be read.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The caller's promoted programs could not be read from the store.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+impl CatalogError {
+    /// The `internal` request error of a view that failed before execution.
+    pub fn before_execution(&self) -> crate::pilotage::RequestError {
+        match self {
+            CatalogError::Engine(e) => crate::validate::internal(e),
+            CatalogError::Store(e) => crate::validate::store_internal(
+                e,
+                "the caller's promoted programs could not be read; nothing was executed: retry later",
+            ),
+        }
+    }
+}
+
 /// How long changed_since baselines are kept.
 const SNAPSHOT_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
@@ -45,6 +69,8 @@ struct TenantCatalog {
     digests: Arc<BTreeMap<String, String>>,
     /// The token of a caller without promoted programs.
     version: String,
+    /// Estimated heap bytes of all of the above.
+    weight: u64,
 }
 
 /// One tenant's cached catalog and the gate that makes concurrent requests
@@ -63,6 +89,12 @@ impl TenantSlot {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+    /// Estimated bytes of the cached catalog (the cache's weigher).
+    fn weight(&self) -> u64 {
+        256 + self.current().map_or(0, |(etag, catalog)| {
+            etag.as_deref().map_or(0, crate::weigh::text) + catalog.weight
+        })
     }
     fn set(&self, etag: Option<String>, catalog: Arc<TenantCatalog>) {
         *self
@@ -119,34 +151,44 @@ pub struct CatalogService {
     store: Arc<dyn Store>,
     fields: CatalogFields,
     mapping: EngineMapping,
+    /// Bounded by the estimated bytes of each tenant's mapped catalog.
     tenants: moka::sync::Cache<String, Arc<TenantSlot>>,
-    /// (scope, version) pairs already written as baselines by this instance.
+    /// (scope, version) pairs already written as baselines by this instance,
+    /// bounded by bytes too (one marker per principal and version).
     snapshots_written: moka::sync::Cache<String, ()>,
 }
 
 impl CatalogService {
-    pub fn new(engine: EngineClient, store: Arc<dyn Store>) -> Self {
+    /// `max_bytes` bounds the cached catalogs (seven eighths) and the
+    /// baseline markers (one eighth).
+    pub fn new(engine: EngineClient, store: Arc<dyn Store>, max_bytes: u64) -> Self {
         let mapping = engine.mapping().clone();
         Self {
             engine,
             store,
             fields: mapping.catalog.clone(),
             mapping,
-            tenants: moka::sync::Cache::new(10_000),
-            snapshots_written: moka::sync::Cache::new(100_000),
+            tenants: moka::sync::Cache::builder()
+                .max_capacity(max_bytes - max_bytes / 8)
+                .weigher(|tenant: &String, slot: &Arc<TenantSlot>| {
+                    crate::weigh::as_weight(crate::weigh::text(tenant) + slot.weight())
+                })
+                .build(),
+            snapshots_written: moka::sync::Cache::builder()
+                .max_capacity(max_bytes / 8)
+                .weigher(|marker: &String, _: &()| {
+                    crate::weigh::as_weight(crate::weigh::text(marker) + 64)
+                })
+                .build(),
         }
     }
 
     /// The current view for `principal`; stores it as a changed_since baseline
     /// the first time this version is seen (never for a principal no later
     /// request can be: nobody could ask for changes since it).
-    pub async fn view(&self, principal: &Principal) -> Result<CatalogView, EngineError> {
+    pub async fn view(&self, principal: &Principal) -> Result<CatalogView, CatalogError> {
         let tenant = self.tenant(&principal.tenant).await?;
-        let programs = self
-            .store
-            .list_programs(&principal.scope)
-            .await
-            .map_err(|e| EngineError::Failed(e.to_string()))?;
+        let programs = self.store.list_programs(&principal.scope).await?;
         let view = compose(&tenant, &programs);
         let marker = format!("{}\u{0}{}", principal.scope, view.version);
         if principal.lasting && !self.snapshots_written.contains_key(&marker) {
@@ -234,6 +276,8 @@ impl CatalogService {
                     _ => Arc::new(built),
                 };
                 slot.set(etag, catalog.clone());
+                // Inserted again so the cache weighs the slot's new content.
+                self.tenants.insert(tenant.to_string(), slot.clone());
                 catalog
             }
         };
@@ -268,7 +312,18 @@ impl CatalogService {
         }
         let mut closed = prefix.clone();
         closed.update(b"]");
+        let weight = out
+            .iter()
+            .map(|e| crate::weigh::json(e) + 64)
+            .chain(
+                digests
+                    .iter()
+                    .map(|(id, d)| 2 * crate::weigh::text(id) + crate::weigh::text(d) + 64),
+            )
+            .sum::<u64>()
+            + 512;
         TenantCatalog {
+            weight,
             entries: out,
             index: Arc::new(index),
             prefix,
@@ -392,37 +447,41 @@ pub fn canonical_json(value: &Value) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+/// Writes the canonical JSON of `value` to `out` (a hasher, say) without
+/// building the whole text first.
+pub fn write_canonical_to(value: &Value, out: &mut impl std::io::Write) -> std::io::Result<()> {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort_unstable();
-            out.push(b'{');
+            out.write_all(b"{")?;
             for (i, k) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.write_all(b",")?;
                 }
-                // Writing into a Vec cannot fail.
-                let _ = serde_json::to_writer(&mut *out, k);
-                out.push(b':');
-                write_canonical(&map[k], out);
+                serde_json::to_writer(&mut *out, k)?;
+                out.write_all(b":")?;
+                write_canonical_to(&map[k], out)?;
             }
-            out.push(b'}');
+            out.write_all(b"}")
         }
         Value::Array(items) => {
-            out.push(b'[');
+            out.write_all(b"[")?;
             for (i, v) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.write_all(b",")?;
                 }
-                write_canonical(v, out);
+                write_canonical_to(v, out)?;
             }
-            out.push(b']');
+            out.write_all(b"]")
         }
-        scalar => {
-            let _ = serde_json::to_writer(&mut *out, scalar);
-        }
+        scalar => Ok(serde_json::to_writer(&mut *out, scalar)?),
     }
+}
+
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+    // Writing into a Vec cannot fail.
+    let _ = write_canonical_to(value, out);
 }
 
 #[cfg(test)]

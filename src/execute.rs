@@ -19,11 +19,13 @@ use crate::gateway::{Gateway, LanguageRuntime};
 use crate::language::trace::{RunEnd, map_events, summarize};
 use crate::language::{checks, plan, program};
 use crate::pilotage::{Outcome, RequestError, RequestErrorKind, RunStatus};
-use crate::store::{IdempotencyClaim, StoreError};
+use crate::store::StoreError;
 use crate::validate::{self, internal};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+mod claim;
 
 /// The abstract execute request (Part II §6.5), as read from tool arguments.
 #[derive(Debug, Default, Clone)]
@@ -82,37 +84,16 @@ pub async fn execute(
     let checked = well_formed(gw, lang, principal, &req).await?;
     let run_id = new_run_id();
     let Some(key) = req.idempotency_key.clone() else {
-        return run(gw, lang, principal, &req, checked, run_id)
+        return run(gw, lang, principal, &req, checked, run_id, None)
             .await
             .map(|r| r.response);
     };
-    let fingerprint = fingerprint(&req);
-    let window = dedup_window(lang);
-    if let Some(recorded) = settle_claim(gw, lang, principal, &key, &fingerprint).await? {
+    let claim = claim::Claim::new(gw, principal, &key, fingerprint(&req), dedup_window(lang));
+    if let Some(recorded) = claim.settle(gw).await? {
         return Ok(recorded);
     }
-    let result = run(gw, lang, principal, &req, checked, run_id).await;
-    match &result {
-        Ok(done) if done.started => {
-            if let Err(e) = gw
-                .store
-                .complete_idempotency(&principal.scope, &key, &fingerprint, &done.response, window)
-                .await
-            {
-                tracing::error!(error = %e, "idempotency record not written; retries of this key will be answered as an unfinished attempt");
-            }
-        }
-        _ => {
-            // Refused or failed before execution: the key is free again.
-            if let Err(e) = gw
-                .store
-                .release_idempotency(&principal.scope, &key, &fingerprint)
-                .await
-            {
-                tracing::warn!(error = %e, "idempotency claim not released");
-            }
-        }
-    }
+    let result = run(gw, lang, principal, &req, checked, run_id, Some(&claim)).await;
+    claim.finish(gw, &result).await;
     result.map(|r| r.response)
 }
 
@@ -224,7 +205,6 @@ async fn well_formed(
     }
     if let Some(p) = &req.program {
         checks::bounds(p, &lang.config.bounds)?;
-        checks::step_count(&program::steps(p), &lang.config.bounds)?;
     }
     Ok(Checked {
         level,
@@ -262,7 +242,7 @@ fn refuse_unreachable_promises(req: &ExecuteRequest, deploy: bool) -> Result<(),
 }
 
 /// A finished request: whether execution started, and the response.
-struct Done {
+pub(crate) struct Done {
     started: bool,
     response: Value,
 }
@@ -274,8 +254,13 @@ async fn run(
     req: &ExecuteRequest,
     checked: Checked,
     run_id: String,
+    claim: Option<&claim::Claim>,
 ) -> Result<Done, RequestError> {
-    let view = gw.catalog.view(principal).await.map_err(|e| internal(&e))?;
+    let view = gw
+        .catalog
+        .view(principal)
+        .await
+        .map_err(|e| e.before_execution())?;
     // Step 2: drift precedes re-validation.
     if let Some(expected) = &req.expected_catalog_version
         && *expected != view.version
@@ -340,7 +325,17 @@ async fn run(
             Some(&binding),
         ));
     }
-    // Step 5.
+    // Step 5, once the store has room for what it will record and the
+    // idempotency claim (if any) is marked started.
+    if retains(lang, principal, req) || claim.is_some() {
+        gw.store
+            .admit(&principal.scope)
+            .await
+            .map_err(|e| store_internal_with(&e, "nothing was executed"))?;
+    }
+    if let Some(claim) = claim {
+        claim.start(gw).await?;
+    }
     if installs {
         return promote(
             gw,
@@ -471,13 +466,7 @@ async fn finish_started(
     } else {
         summarize(&full_steps)
     };
-    // A caller no later request can be gets no record: nobody could fetch it.
-    let retain = principal.lasting
-        && match req.store {
-            Some(flag) => flag,
-            None => lang.config.retention != "none",
-        };
-    if retain {
+    if retains(lang, principal, req) {
         let record = envelope(
             &run_id,
             &outcome,
@@ -515,6 +504,17 @@ async fn finish_started(
         started: true,
         response,
     })
+}
+
+/// Whether a started run's record is kept (retention, or `store`).
+/// Whether this run gets a record. A caller no later request can be gets
+/// none: nobody could fetch it.
+fn retains(lang: &LanguageRuntime, principal: &Principal, req: &ExecuteRequest) -> bool {
+    principal.lasting
+        && match req.store {
+            Some(flag) => flag,
+            None => lang.config.retention != "none",
+        }
 }
 
 /// `{run_id, outcome, output?, trace?}` — the same shape for the execute
@@ -733,63 +733,6 @@ async fn write_with_retry(
     }
 }
 
-fn replay_or_conflict(recorded: &str, ours: &str, response: Value) -> Result<Value, RequestError> {
-    if recorded == ours {
-        Ok(response)
-    } else {
-        Err(conflict())
-    }
-}
-
-fn conflict() -> RequestError {
-    RequestError::new(
-        RequestErrorKind::IdempotencyConflict,
-        "this idempotency_key was used with a different runnable or input; use a new key for a changed request",
-    )
-}
-
-/// Claims the key, or settles it: `Some` is the recorded answer to replay,
-/// `None` means this request now owns the key and executes. While another
-/// attempt holds the key this waits for its recorded answer; an attempt that
-/// never records one (still running past the bound, or its process died) is
-/// answered with `internal`, never by executing a second time. An attempt that
-/// was refused released the key, so a waiter may then take it.
-async fn settle_claim(
-    gw: &Gateway,
-    lang: &LanguageRuntime,
-    principal: &Principal,
-    key: &str,
-    fingerprint: &str,
-) -> Result<Option<Value>, RequestError> {
-    let bound = Duration::from_millis(gw.config.engine.run_deadline_ms) + Duration::from_secs(10);
-    let until = std::time::Instant::now() + bound;
-    loop {
-        match gw
-            .store
-            .claim_idempotency(&principal.scope, key, fingerprint, dedup_window(lang))
-            .await
-            .map_err(store_internal)?
-        {
-            IdempotencyClaim::Acquired => return Ok(None),
-            IdempotencyClaim::Completed {
-                fingerprint: f,
-                response,
-            } => return replay_or_conflict(&f, fingerprint, response).map(Some),
-            IdempotencyClaim::InFlight { fingerprint: f, .. } if f != fingerprint => {
-                return Err(conflict());
-            }
-            IdempotencyClaim::InFlight { .. } if std::time::Instant::now() >= until => {
-                return Err(RequestError::internal(
-                    "an earlier attempt with this idempotency_key started and has not recorded a result (still running, or it stopped mid-run); it will not be executed twice: check the engine's state, then use a new key",
-                ));
-            }
-            IdempotencyClaim::InFlight { .. } => {
-                tokio::time::sleep(Duration::from_millis(25)).await;
-            }
-        }
-    }
-}
-
 fn fingerprint(req: &ExecuteRequest) -> String {
     let runnable = json!({
         "program": req.program, "program_ref": req.program_ref,
@@ -811,8 +754,12 @@ fn dedup_window(lang: &LanguageRuntime) -> Duration {
 }
 
 fn store_internal(e: StoreError) -> RequestError {
-    tracing::warn!(error = %e, "store failure before execution");
-    RequestError::internal(format!("the gateway's store failed: {e}"))
+    store_internal_with(&e, "nothing was executed")
+}
+
+/// A store failure before execution, named as one (not as the engine's).
+fn store_internal_with(e: &StoreError, consequence: &str) -> RequestError {
+    validate::store_internal(e, consequence)
 }
 
 /// 128 random bits.

@@ -131,18 +131,24 @@ impl Gateway {
         let store_ca = ca("store.ca_file", &config.store.ca_file)?;
         let engine_ca = ca("engine.ca_file", &config.engine.ca_file)?;
         let redis = (!config.store.redis_url.is_empty()).then_some(config.store.redis_url.as_str());
-        let store = crate::store::connect_with_ca(
+        let limits = crate::store::memory::MemoryLimits {
+            principal_bytes: config.store.memory_principal_bytes,
+            total_bytes: config.store.memory_total_bytes,
+            ..Default::default()
+        };
+        let store = crate::store::connect_with(
             redis,
             std::time::Duration::from_millis(config.store.op_timeout_ms),
+            limits,
             store_ca,
         )
         .await?;
         let engine =
             EngineClient::with_roots(&config.engine, crate::tls::http_roots(engine_ca.as_deref()));
         Ok(Arc::new(Gateway {
-            catalog: CatalogService::new(engine.clone(), store.clone()),
+            catalog: CatalogService::new(engine.clone(), store.clone(), config.cache.catalog_bytes),
             auth: Authenticator::new(&config.auth),
-            verdicts: VerdictCache::new(),
+            verdicts: VerdictCache::new(config.cache.verdict_bytes),
             engine,
             store,
             languages,

@@ -20,3 +20,4 @@ pub mod reload;
 pub mod store;
 pub mod tls;
 pub mod validate;
+pub mod weigh;

@@ -8,7 +8,7 @@
 //! validate does not ask the engine twice (Part IV §6).
 
 use crate::auth::Principal;
-use crate::catalog::{CatalogView, canonical_json};
+use crate::catalog::{CatalogView, canonical_json, write_canonical_to};
 use crate::classify::{ClassifyContext, Diagnostic, EngineProblem, Severity};
 use crate::engine::{EngineError, RawProblem};
 use crate::gateway::{Gateway, LanguageRuntime};
@@ -28,34 +28,67 @@ pub struct Verdict {
     pub steps: Vec<program::StepInfo>,
 }
 
-/// Verdict cache shared by validate and execute.
+/// Verdict cache shared by validate and execute, bounded by the estimated
+/// bytes of its verdicts (`cache.verdict_bytes`): a verdict's plan and
+/// diagnostics grow with its program, so a count would bound nothing.
 pub struct VerdictCache {
     cache: moka::future::Cache<String, Arc<Verdict>>,
 }
 
 impl VerdictCache {
-    pub fn new() -> Self {
+    pub fn new(max_bytes: u64) -> Self {
         Self {
             cache: moka::future::Cache::builder()
-                // Bounded by count: a verdict of a 1 KiB program is a few KiB,
-                // so this stays within a few MiB.
-                .max_capacity(1_000)
+                .max_capacity(max_bytes)
+                .weigher(|key: &String, verdict: &Arc<Verdict>| {
+                    crate::weigh::as_weight(crate::weigh::text(key) + verdict.weight())
+                })
                 .time_to_live(std::time::Duration::from_secs(600))
                 .build(),
         }
     }
-}
 
-impl VerdictCache {
     /// Drops every verdict (after a rule reload).
     pub fn clear(&self) {
         self.cache.invalidate_all();
     }
+
+    /// Estimated bytes held, after pending evictions ran (tests, benchmarks).
+    pub async fn weighted_size(&self) -> u64 {
+        self.cache.run_pending_tasks().await;
+        self.cache.weighted_size()
+    }
 }
 
-impl Default for VerdictCache {
-    fn default() -> Self {
-        Self::new()
+impl Verdict {
+    /// Estimated heap bytes of this verdict.
+    fn weight(&self) -> u64 {
+        use crate::weigh::{json, text};
+        let diagnostics: u64 = self
+            .diagnostics
+            .iter()
+            .map(|d| {
+                text(&d.code) + text(&d.path) + text(&d.message) + d.hint.as_deref().map_or(0, text)
+            })
+            .sum();
+        let steps: u64 = self
+            .steps
+            .iter()
+            .map(|s| {
+                // Enclosing ids are shared between steps: counted once per
+                // step as a pointer, their text is in the program's weight.
+                96 + text(&s.pointer)
+                    + s.id.as_deref().map_or(0, text)
+                    + s.capability.as_deref().map_or(0, text)
+            })
+            .sum();
+        let shared: u64 = self
+            .steps
+            .iter()
+            .filter(|s| s.kind != program::StepKind::Call && s.kind != program::StepKind::Set)
+            .filter_map(|s| s.id.as_deref().map(text))
+            .sum();
+        64 + diagnostics + steps + shared + self.plan.as_ref().map_or(0, json)
     }
 }
 
@@ -69,12 +102,11 @@ pub async fn validate(
     context: Option<&Value>,
 ) -> Result<Arc<Verdict>, RequestError> {
     checks::bounds(program, &lang.config.bounds)?;
-    let steps = program::steps(program);
-    checks::step_count(&steps, &lang.config.bounds)?;
     let key = cache_key(&principal.tenant, &lang.config.name, program, view, context);
     if let Some(hit) = gw.verdicts.cache.get(&key).await {
         return Ok(hit);
     }
+    let steps = program::steps(program);
     let verdict = Arc::new(compute(gw, lang, principal, view, program, context, steps).await?);
     gw.verdicts.cache.insert(key, verdict.clone()).await;
     Ok(verdict)
@@ -92,12 +124,27 @@ fn cache_key(
         h.update(part.as_bytes());
         h.update([0]);
     }
-    h.update(canonical_json(program).as_bytes());
+    // Streamed into the hash: a large program is never written out whole.
+    let mut sink = HashSink(&mut h);
+    let _ = write_canonical_to(program, &mut sink);
     h.update([0]);
     if let Some(c) = context {
         h.update(canonical_json(c).as_bytes());
     }
     hex::encode(h.finalize())
+}
+
+/// `io::Write` into a SHA-256 state.
+struct HashSink<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashSink<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 async fn compute(
@@ -266,6 +313,14 @@ pub fn response(lang: &LanguageRuntime, verdict: &Verdict, view: &CatalogView) -
 
 /// An engine failure before execution is an `internal` request error.
 pub fn internal(e: &EngineError) -> RequestError {
-    tracing::warn!(error = %e, "engine failure before execution");
+    tracing::warn!(source = "engine", error = %e, "engine failure before execution");
     RequestError::internal(format!("the workflow engine failed: {e}"))
+}
+
+/// A failure of the gateway's own store before execution: an `internal`
+/// request error that names the store, never the engine; `consequence`
+/// tells the caller what happened (or did not) and what to do.
+pub fn store_internal(e: &crate::store::StoreError, consequence: &str) -> RequestError {
+    tracing::warn!(source = "store", error = %e, "store failure before execution");
+    RequestError::internal(format!("the gateway's store failed: {e}; {consequence}"))
 }

@@ -9,12 +9,10 @@
 //! programs from any later request.
 
 mod common;
-#[path = "common/redis_server.rs"]
-mod redis_server;
 
 use common::{ACME_OPS, LANG, Mcp, TestEnv, valid_program, write_program};
 use pilotage_gateway::config::{AnonymousScope, Config};
-use redis_server::RedisServer;
+use common::redis_server::RedisServer;
 use serde_json::{Value, json};
 
 const EXT: &str = "io.github.jafarsa0/pilotage";
@@ -314,8 +312,8 @@ async fn one_of_each(c: &Mcp, round: usize, catalog_version: &Value) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn session_scope_writes_nothing_to_redis_for_sessionless_callers() {
-    let redis = RedisServer::start().await;
-    let url = redis.url.clone();
+    let redis = RedisServer::start();
+    let url = redis.url();
     let env = TestEnv::with_config("tests/configs/conformance.toml", move |c| {
         c.auth.anonymous_scope = AnonymousScope::Session.as_str().into();
         c.store.redis_url = url;

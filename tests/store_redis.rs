@@ -203,10 +203,13 @@ async fn assert_all_unavailable(store: &dyn Store) {
     attempt!("ping", store.ping());
     attempt!("put_run", store.put_run("t", "r", &record, LONG_TTL));
     attempt!("get_run", store.get_run("t", "r"));
-    attempt!("claim", store.claim_idempotency("t", "k", "fp", LONG_TTL));
+    attempt!(
+        "claim",
+        store.claim_idempotency("t", "k", "fp", "fp", LONG_TTL)
+    );
     attempt!(
         "complete",
-        store.complete_idempotency("t", "k", "fp", &record, LONG_TTL)
+        store.complete_idempotency("t", "k", "fp", "fp", &record, LONG_TTL)
     );
     attempt!("release", store.release_idempotency("t", "k", "fp"));
     attempt!(
@@ -323,17 +326,19 @@ async fn operations_are_unavailable_when_redis_is_killed_and_recover_after_resta
     assert_eq!(store.get_run("t", "before").await.expect("get_run"), None);
     assert_eq!(
         store
-            .claim_idempotency("t", "k", "fp", LONG_TTL)
+            .claim_idempotency("t", "k", "fp", "fp", LONG_TTL)
             .await
             .expect("claim"),
         IdempotencyClaim::Acquired
     );
     store
-        .complete_idempotency("t", "k", "fp", &json!({"ok": true}), LONG_TTL)
+        .complete_idempotency("t", "k", "fp", "fp", &json!({"ok": true}), LONG_TTL)
         .await
         .expect("complete after restart");
     assert!(matches!(
-        store.claim_idempotency("t", "k", "fp", LONG_TTL).await,
+        store
+            .claim_idempotency("t", "k", "fp", "fp", LONG_TTL)
+            .await,
         Ok(IdempotencyClaim::Completed { .. })
     ));
 }
@@ -385,25 +390,36 @@ async fn instances_sharing_one_redis_see_one_state() {
         let barrier = Arc::clone(&barrier);
         tasks.push(tokio::spawn(async move {
             barrier.wait().await;
-            store
-                .claim_idempotency("tenant:x", "shared", "fp", LONG_TTL)
-                .await
+            // Each claimer is its own attempt.
+            let attempt = format!("attempt-{i}");
+            let claim = store
+                .claim_idempotency("tenant:x", "shared", "fp", &attempt, LONG_TTL)
+                .await;
+            (attempt, claim)
         }));
     }
-    let mut acquired = 0;
+    let mut winners = Vec::new();
     for task in tasks {
-        if task.await.expect("task").expect("claim") == IdempotencyClaim::Acquired {
-            acquired += 1;
+        let (attempt, claim) = task.await.expect("task");
+        if claim.expect("claim") == IdempotencyClaim::Acquired {
+            winners.push(attempt);
         }
     }
-    assert_eq!(acquired, 1);
+    assert_eq!(winners.len(), 1, "winners: {winners:?}");
 
     // Completed on one, replayed by the other; revocation is seen everywhere.
-    a.complete_idempotency("tenant:x", "shared", "fp", &json!({"r": 1}), LONG_TTL)
-        .await
-        .expect("complete");
+    a.complete_idempotency(
+        "tenant:x",
+        "shared",
+        "fp",
+        &winners[0],
+        &json!({"r": 1}),
+        LONG_TTL,
+    )
+    .await
+    .expect("complete");
     assert_eq!(
-        b.claim_idempotency("tenant:x", "shared", "fp", LONG_TTL)
+        b.claim_idempotency("tenant:x", "shared", "fp", "fp", LONG_TTL)
             .await
             .expect("claim"),
         IdempotencyClaim::Completed {
@@ -444,7 +460,7 @@ async fn records_use_the_documented_keys_and_expiry() {
     assert!(pttl > 0 && pttl <= 60_000, "run PTTL {pttl}");
 
     store
-        .claim_idempotency(scope, "key-1", "fp-1", ttl)
+        .claim_idempotency(scope, "key-1", "fp-1", "fp-1", ttl)
         .await
         .expect("claim");
     let value: String = redis::cmd("GET")
@@ -536,12 +552,14 @@ async fn corrupt_values_are_reported_as_corrupt() {
         .await
         .expect("SET");
     assert!(matches!(
-        store.claim_idempotency("t", "bad", "fp", LONG_TTL).await,
+        store
+            .claim_idempotency("t", "bad", "fp", "fp", LONG_TTL)
+            .await,
         Err(StoreError::Corrupt(_))
     ));
     assert!(matches!(
         store
-            .complete_idempotency("t", "bad", "fp", &json!({}), LONG_TTL)
+            .complete_idempotency("t", "bad", "fp", "fp", &json!({}), LONG_TTL)
             .await,
         Err(StoreError::Corrupt(_))
     ));
@@ -562,7 +580,9 @@ async fn corrupt_values_are_reported_as_corrupt() {
         .await
         .expect("SET");
     assert!(matches!(
-        store.claim_idempotency("t", "shape", "fp", LONG_TTL).await,
+        store
+            .claim_idempotency("t", "shape", "fp", "fp", LONG_TTL)
+            .await,
         Err(StoreError::Corrupt(_))
     ));
 

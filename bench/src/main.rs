@@ -15,6 +15,7 @@
 //! generated section of `docs/performance.md` (markdown tables plus the raw
 //! results as JSON). Speed is only ever reported, never asserted.
 
+mod amplification;
 mod floor;
 mod load;
 mod procs;
@@ -65,9 +66,13 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
     pub connections: Vec<usize>,
     /// Scenarios to run, comma separated (default: all). One of: validate,
-    /// validate-uncached, manifest, catalog, execute-memory, execute-redis.
+    /// validate-uncached, manifest, catalog, execute-memory, execute-redis,
+    /// memory.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
+    /// Distinct programs per shape in the memory row (`memory`).
+    #[arg(long, default_value_t = 1000)]
+    pub amplification_requests: u64,
     /// Skip the Redis rows (no redis-server needed).
     #[arg(long)]
     pub no_redis: bool,

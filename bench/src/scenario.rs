@@ -105,9 +105,12 @@ const PAIRS: &[Pair] = &[
     },
 ];
 
+/// The memory row's id in `--only`.
+const MEMORY: &str = "memory";
+
 /// Scenario ids accepted by `--only`.
 pub fn ids() -> Vec<&'static str> {
-    PAIRS.iter().map(|p| p.id).collect()
+    PAIRS.iter().map(|p| p.id).chain([MEMORY]).collect()
 }
 
 /// The binaries a run starts.
@@ -192,7 +195,8 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         .filter(|p| args.only.is_empty() || args.only.iter().any(|o| o == p.id))
         .filter(|p| !(args.no_redis && p.store == Store::Redis))
         .collect();
-    if selected.is_empty() {
+    let memory_row = args.only.is_empty() || args.only.iter().any(|o| o == MEMORY);
+    if selected.is_empty() && !memory_row {
         return Err("no scenario selected".into());
     }
     let bins = binaries(&args)?;
@@ -216,6 +220,7 @@ async fn run_in(
 ) -> Result<Report, String> {
     let mut report = Report::new(args);
     let engine = procs::engine(&bins.engine, logs)?;
+    let memory_row = args.only.is_empty() || args.only.iter().any(|o| o == MEMORY);
     println!(
         "engine {} · {} · {:.1} s warm-up + {:.1} s per row · connections {:?}",
         engine.url(),
@@ -297,6 +302,23 @@ async fn run_in(
             idle,
             under_load,
         });
+    }
+    if memory_row {
+        println!(
+            "\nmemory [{MEMORY}] · {} distinct programs per shape, one at a time, a fresh gateway each",
+            args.amplification_requests
+        );
+        report.amplification = crate::amplification::run(args.amplification_requests, || {
+            procs::gateway(
+                &bins.gateway,
+                &args.config,
+                &engine,
+                None,
+                &args.gateway_env,
+                logs,
+            )
+        })
+        .await?;
     }
     report.evaluate();
     Ok(report)

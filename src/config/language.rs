@@ -174,6 +174,10 @@ pub struct Bounds {
     pub max_steps: usize,
     /// Size of the program's compact JSON.
     pub max_program_bytes: usize,
+    /// Length of one step id. Ids are repeated in plans and traces (a branch
+    /// id once per step of its arms), so this bound is what keeps an answer
+    /// proportional to its request.
+    pub max_id_bytes: usize,
 }
 impl Default for Bounds {
     fn default() -> Self {
@@ -181,6 +185,7 @@ impl Default for Bounds {
             max_depth: 32,
             max_steps: 1000,
             max_program_bytes: 256 * 1024,
+            max_id_bytes: 128,
         }
     }
 }
@@ -304,6 +309,19 @@ impl LanguageConfig {
                 "must stay well below the 128-level JSON parse limit".into(),
                 "use a value below 100 (default 32)".into(),
             ));
+        }
+        for (name, value) in [
+            ("bounds.max_steps", self.bounds.max_steps),
+            ("bounds.max_program_bytes", self.bounds.max_program_bytes),
+            ("bounds.max_id_bytes", self.bounds.max_id_bytes),
+        ] {
+            if value == 0 {
+                out.push((
+                    key(name),
+                    "must be at least 1: a bound of 0 refuses every program".into(),
+                    "remove the key to use the default, or set a positive value".into(),
+                ));
+            }
         }
         out
     }

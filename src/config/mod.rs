@@ -6,6 +6,7 @@
 //! directory that holds the configuration file, so a deployment can be moved as
 //! one folder.
 
+pub mod cache;
 mod engine;
 mod engine_check;
 pub mod language;
@@ -32,6 +33,8 @@ pub struct Config {
     pub session: SessionConfig,
     #[serde(default)]
     pub store: StoreConfig,
+    #[serde(default)]
+    pub cache: cache::CacheConfig,
     pub engine: EngineConfig,
     #[serde(default)]
     pub auth: AuthConfig,
@@ -119,6 +122,17 @@ pub struct StoreConfig {
     /// PEM file of a private CA trusted, besides the system roots, for a
     /// `rediss://` URL.
     pub ca_file: String,
+    /// Lease of an idempotency claim until its run starts: a claim whose
+    /// owner never started the run (it was refused, failed, or its write
+    /// landed after it gave up) frees the key after this long instead of
+    /// blocking it for the whole dedup window.
+    pub claim_lease_ms: u64,
+    /// Embedded store only: bytes one principal may hold (runs, idempotency
+    /// records, promoted programs, catalog baselines). A full budget refuses
+    /// that principal's new writes; nobody else's records are touched.
+    pub memory_principal_bytes: u64,
+    /// Embedded store only: bytes all principals together may hold.
+    pub memory_total_bytes: u64,
 }
 
 impl Default for StoreConfig {
@@ -128,6 +142,9 @@ impl Default for StoreConfig {
             redis_url_file: String::new(),
             op_timeout_ms: 2000,
             ca_file: String::new(),
+            claim_lease_ms: 20_000,
+            memory_principal_bytes: 4 * 1024 * 1024,
+            memory_total_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -345,6 +362,54 @@ impl Config {
             .unwrap_or_else(|| self.base_dir.join(path))
     }
 
+    /// Problems of `[store]` timing and budgets, as (key, problem, fix).
+    fn store_problems(&self) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        let s = &self.store;
+        if s.op_timeout_ms == 0 {
+            out.push((
+                "store.op_timeout_ms".into(),
+                "0 would fail every store operation".into(),
+                "use a positive value (default 2000)".into(),
+            ));
+        }
+        // The claim must outlive the work between claiming and starting the
+        // run (a catalog and a check call, a few store operations), or every
+        // keyed run would lose its claim before it starts.
+        let floor = 2 * self.engine.timeout_ms + 3 * s.op_timeout_ms;
+        if s.claim_lease_ms < floor {
+            out.push((
+                "store.claim_lease_ms".into(),
+                format!(
+                    "{} ms is shorter than the work before a run starts (2 x engine.timeout_ms + 3 x store.op_timeout_ms = {floor} ms)",
+                    s.claim_lease_ms
+                ),
+                format!("use at least {floor} (default 20000)"),
+            ));
+        }
+        if s.memory_principal_bytes < cache::MIN_BYTES {
+            out.push((
+                "store.memory_principal_bytes".into(),
+                format!(
+                    "{} bytes is below the 64 KiB minimum",
+                    s.memory_principal_bytes
+                ),
+                "set at least 65536, or remove the key for the default (4 MiB)".into(),
+            ));
+        }
+        if s.memory_total_bytes < s.memory_principal_bytes {
+            out.push((
+                "store.memory_total_bytes".into(),
+                format!(
+                    "{} bytes is below one principal's budget ({} bytes)",
+                    s.memory_total_bytes, s.memory_principal_bytes
+                ),
+                "raise memory_total_bytes or lower memory_principal_bytes".into(),
+            ));
+        }
+        out
+    }
+
     /// Every problem, each naming file, key and fix.
     pub fn validate(&self) -> Vec<ConfigProblem> {
         let file = self.source.display().to_string();
@@ -405,6 +470,12 @@ impl Config {
                     "name a PEM file of CA certificates (relative paths start at this file's folder)",
                 );
             }
+        }
+        for (key, problem_text, fix) in self.store_problems() {
+            problem(&key, problem_text, &fix);
+        }
+        for (key, problem_text, fix) in self.cache.validate() {
+            problem(&key, problem_text, &fix);
         }
         if self.auth.anonymous && self.auth.anonymous_tenant.is_empty() {
             problem(

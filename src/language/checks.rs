@@ -4,13 +4,16 @@
 //! (Part II §6.3, identical to unknown ones), and JSON Schema binding of
 //! `context` and `input` (Part II §6.4, §6.5.5).
 
-use super::program::{StepInfo, depth};
+use super::program::{StepInfo, depth, shape};
 use crate::classify::{Diagnostic, Severity};
 use crate::config::language::Bounds;
 use crate::pilotage::RequestError;
 use serde_json::Value;
 
-/// Checks the bounds of a program value before anything else looks at it.
+/// Checks every bound of a program value before anything else looks at it,
+/// cheapest first, without building anything per step: nesting depth (so the
+/// later walks are shallow), serialized size (counted, not written out),
+/// then step count and step-id length.
 pub fn bounds(program: &Value, bounds: &Bounds) -> Result<(), RequestError> {
     let d = depth(program);
     if d > bounds.max_depth {
@@ -19,26 +22,54 @@ pub fn bounds(program: &Value, bounds: &Bounds) -> Result<(), RequestError> {
             bounds.max_depth
         )));
     }
-    let size = program.to_string().len();
-    if size > bounds.max_program_bytes {
+    if let Err(size) = serialized_size_within(program, bounds.max_program_bytes) {
         return Err(RequestError::bounds(format!(
             "program size {size} bytes exceeds the bound of {} bytes",
             bounds.max_program_bytes
         )));
     }
-    Ok(())
-}
-
-/// Step-count bound, counted over the walked steps.
-pub fn step_count(steps: &[StepInfo], bounds: &Bounds) -> Result<(), RequestError> {
-    if steps.len() > bounds.max_steps {
+    let found = shape(program);
+    if found.steps > bounds.max_steps {
         return Err(RequestError::bounds(format!(
             "program has {} steps; the bound is {}",
-            steps.len(),
-            bounds.max_steps
+            found.steps, bounds.max_steps
+        )));
+    }
+    if found.longest_id > bounds.max_id_bytes {
+        return Err(RequestError::bounds(format!(
+            "a step id is {} bytes long; the bound is {} bytes",
+            found.longest_id, bounds.max_id_bytes
         )));
     }
     Ok(())
+}
+
+/// `Ok` when the compact JSON of `value` fits in `limit` bytes; otherwise
+/// `Err` with the bytes counted before the count stopped (just above the
+/// limit, or the whole size). Counting stops early, so an oversized value is
+/// never written out in full.
+fn serialized_size_within(value: &Value, limit: usize) -> Result<(), usize> {
+    struct Counter {
+        bytes: usize,
+        limit: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.bytes += buf.len();
+            if self.bytes > self.limit {
+                return Err(std::io::Error::other("over the limit"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter { bytes: 0, limit };
+    match serde_json::to_writer(&mut counter, value) {
+        Ok(()) => Ok(()),
+        Err(_) => Err(counter.bytes),
+    }
 }
 
 /// `#` and `/` are reserved for trace identity.
@@ -118,8 +149,29 @@ mod tests {
             max_depth: 3,
             max_steps: 2,
             max_program_bytes: 1000,
+            max_id_bytes: 4,
         };
         assert!(bounds(&json!({"a": {"b": {}}}), &b).is_ok());
         assert!(bounds(&json!({"a": {"b": {"c": {}}}}), &b).is_err());
+    }
+
+    #[test]
+    fn bounds_by_size_steps_and_id_length() {
+        let b = Bounds {
+            max_depth: 32,
+            max_steps: 2,
+            max_program_bytes: 150,
+            max_id_bytes: 4,
+        };
+        let step = |id: &str| json!({"id": id, "kind": "set", "value": 1});
+        assert!(bounds(&json!({"steps": [step("abcd"), step("b")]}), &b).is_ok());
+        let long_id = bounds(&json!({"steps": [step("abcde")]}), &b);
+        assert!(long_id.is_err_and(|e| e.message.contains("step id is 5 bytes")));
+        let many = bounds(&json!({"steps": [step("a"), step("b"), step("c")]}), &b);
+        assert!(many.is_err_and(|e| e.message.contains("3 steps")));
+        let big = bounds(&json!({"name": "x".repeat(200)}), &b);
+        assert!(big.is_err_and(|e| e.message.contains("exceeds the bound of 150 bytes")));
+        assert_eq!(serialized_size_within(&json!({"a": 1}), 7), Ok(()));
+        assert!(serialized_size_within(&json!({"a": 1}), 6).is_err());
     }
 }

@@ -34,10 +34,10 @@ pub fn derive(steps: &[StepInfo], risk_of: impl Fn(&str) -> Option<(String, Risk
             _ => ("safe".to_string(), RiskHints::SAFE),
         };
         if let Some((branch, label)) = &step.arm {
-            entry.insert("arm".into(), json!({"branch": branch, "label": label}));
+            entry.insert("arm".into(), json!({"branch": &**branch, "label": label}));
         }
         if let Some(l) = &step.in_loop {
-            entry.insert("loop".into(), Value::String(l.clone()));
+            entry.insert("loop".into(), Value::String(l.to_string()));
         }
         entry.insert("risk".into(), Value::String(risk));
         entry.insert("risk_hints".into(), hints.to_json());

@@ -4,8 +4,14 @@
 //! The gateway does not re-implement the engine's validator; it reads only what
 //! it must know for bounds, reserved ids, visibility checks, locators, plans and
 //! trace mapping. Anything malformed is left for the engine to report.
+//!
+//! Memory stays proportional to the program: [`shape`] measures a program
+//! without allocating per step (so bounds are checked before anything is
+//! built), and [`steps`] shares enclosing ids between the steps they enclose
+//! instead of copying them into each step.
 
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Step kinds of `workflow/v1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +23,22 @@ pub enum StepKind {
     Other,
 }
 
+impl StepKind {
+    fn of(step: &Value) -> StepKind {
+        match step.get("kind").and_then(Value::as_str) {
+            Some("call") => StepKind::Call,
+            Some("branch") => StepKind::Branch,
+            Some("for_each") => StepKind::Loop,
+            Some("set") => StepKind::Set,
+            _ => StepKind::Other,
+        }
+    }
+}
+
+/// Enclosing construct ids, outermost first, with whether each is a loop.
+/// One list per nesting level, shared by every step at that level.
+pub type Ancestors = Arc<[(Arc<str>, bool)]>;
+
 /// One step, wherever it is nested.
 #[derive(Debug, Clone)]
 pub struct StepInfo {
@@ -27,42 +49,84 @@ pub struct StepInfo {
     pub capability: Option<String>,
     /// Innermost enclosing branch arm, when it is nearer than any loop:
     /// `(branch id, "then" | "else")`.
-    pub arm: Option<(String, String)>,
+    pub arm: Option<(Arc<str>, &'static str)>,
     /// Innermost enclosing loop id.
-    pub in_loop: Option<String>,
-    /// Enclosing construct ids, outermost first, with whether each is a loop.
-    pub ancestors: Vec<(String, bool)>,
+    pub in_loop: Option<Arc<str>>,
+    pub ancestors: Ancestors,
+}
+
+/// What the bounds look at, measured without building anything per step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// Steps, nested ones included.
+    pub steps: usize,
+    /// Bytes of the longest step id.
+    pub longest_id: usize,
+}
+
+/// Measures the step lists of a program. Recursion follows the step
+/// nesting, so callers check the JSON depth bound first.
+pub fn shape(program: &Value) -> Shape {
+    let mut out = Shape::default();
+    if let Some(list) = program.get("steps").and_then(Value::as_array) {
+        measure(list, &mut out);
+    }
+    out
+}
+
+fn measure(list: &[Value], out: &mut Shape) {
+    for step in list {
+        out.steps += 1;
+        if let Some(id) = step.get("id").and_then(Value::as_str) {
+            out.longest_id = out.longest_id.max(id.len());
+        }
+        for member in nested_lists(step) {
+            measure(member.1, out);
+        }
+    }
+}
+
+/// The step lists a step encloses, with their member names.
+fn nested_lists(step: &Value) -> impl Iterator<Item = (&'static str, &[Value])> {
+    let members: &[&'static str] = match StepKind::of(step) {
+        StepKind::Branch => &["then", "else"],
+        StepKind::Loop => &["do"],
+        _ => &[],
+    };
+    members.iter().filter_map(move |m| {
+        step.get(*m)
+            .and_then(Value::as_array)
+            .map(|a| (*m, a.as_slice()))
+    })
 }
 
 /// All steps in document order (the expected execution order).
 pub fn steps(program: &Value) -> Vec<StepInfo> {
     let mut out = Vec::new();
     if let Some(list) = program.get("steps").and_then(Value::as_array) {
-        walk(list, "/steps", &Scope::default(), &mut out);
+        let top = Scope {
+            arm: None,
+            in_loop: None,
+            ancestors: Arc::from(Vec::new()),
+        };
+        walk(list, "/steps", &top, &mut out);
     }
     out
 }
 
-#[derive(Default, Clone)]
 struct Scope {
-    arm: Option<(String, String)>,
-    in_loop: Option<String>,
-    ancestors: Vec<(String, bool)>,
+    arm: Option<(Arc<str>, &'static str)>,
+    in_loop: Option<Arc<str>>,
+    ancestors: Ancestors,
 }
 
 fn walk(list: &[Value], base: &str, scope: &Scope, out: &mut Vec<StepInfo>) {
     for (i, step) in list.iter().enumerate() {
         let pointer = format!("{base}/{i}");
-        let id = step.get("id").and_then(Value::as_str).map(str::to_string);
-        let kind = match step.get("kind").and_then(Value::as_str) {
-            Some("call") => StepKind::Call,
-            Some("branch") => StepKind::Branch,
-            Some("for_each") => StepKind::Loop,
-            Some("set") => StepKind::Set,
-            _ => StepKind::Other,
-        };
+        let id = step.get("id").and_then(Value::as_str);
+        let kind = StepKind::of(step);
         out.push(StepInfo {
-            id: id.clone(),
+            id: id.map(str::to_string),
             kind,
             pointer: pointer.clone(),
             capability: (kind == StepKind::Call)
@@ -73,28 +137,33 @@ fn walk(list: &[Value], base: &str, scope: &Scope, out: &mut Vec<StepInfo>) {
             in_loop: scope.in_loop.clone(),
             ancestors: scope.ancestors.clone(),
         });
-        let own = id.unwrap_or_default();
-        match kind {
-            StepKind::Branch => {
-                for label in ["then", "else"] {
-                    if let Some(arm) = step.get(label).and_then(Value::as_array) {
-                        let mut inner = scope.clone();
-                        inner.arm = Some((own.clone(), label.to_string()));
-                        inner.ancestors.push((own.clone(), false));
-                        walk(arm, &format!("{pointer}/{label}"), &inner, out);
-                    }
+        let mut own: Option<Arc<str>> = None;
+        for (member, inner) in nested_lists(step) {
+            // One shared copy of this construct's id for everything inside it.
+            let own = own
+                .get_or_insert_with(|| Arc::from(id.unwrap_or_default()))
+                .clone();
+            let is_loop = kind == StepKind::Loop;
+            let ancestors: Ancestors = scope
+                .ancestors
+                .iter()
+                .cloned()
+                .chain([(own.clone(), is_loop)])
+                .collect();
+            let scope = if is_loop {
+                Scope {
+                    arm: None,
+                    in_loop: Some(own),
+                    ancestors,
                 }
-            }
-            StepKind::Loop => {
-                if let Some(body) = step.get("do").and_then(Value::as_array) {
-                    let mut inner = scope.clone();
-                    inner.arm = None;
-                    inner.in_loop = Some(own.clone());
-                    inner.ancestors.push((own.clone(), true));
-                    walk(body, &format!("{pointer}/do"), &inner, out);
+            } else {
+                Scope {
+                    arm: Some((own, member)),
+                    in_loop: scope.in_loop.clone(),
+                    ancestors,
                 }
-            }
-            _ => {}
+            };
+            walk(inner, &format!("{pointer}/{member}"), &scope, out);
         }
     }
 }
@@ -143,14 +212,38 @@ mod tests {
         let s = steps(&p);
         let ids: Vec<_> = s.iter().map(|s| s.id.clone().unwrap()).collect();
         assert_eq!(ids, ["a", "b", "c", "l", "d"]);
-        assert_eq!(s[2].arm, Some(("b".into(), "then".into())));
+        assert_eq!(s[2].arm, Some(("b".into(), "then")));
         assert_eq!(s[3].pointer, "/steps/1/else/0");
         assert_eq!(s[4].arm, None);
         assert_eq!(s[4].in_loop.as_deref(), Some("l"));
         assert_eq!(
-            s[4].ancestors,
-            vec![("b".into(), false), ("l".into(), true)]
+            s[4].ancestors[..],
+            [("b".into(), false), ("l".into(), true)]
+        );
+        assert_eq!(
+            shape(&p),
+            Shape {
+                steps: 5,
+                longest_id: 1
+            }
         );
         assert_eq!(depth(&json!({"a": [1, {"b": {}}]})), 4);
+    }
+
+    #[test]
+    fn enclosing_ids_are_shared_not_copied() {
+        let long = "b".repeat(10_000);
+        let inner: Vec<Value> = (0..100)
+            .map(|i| json!({"id": format!("s{i}"), "kind": "set", "value": 1}))
+            .collect();
+        let p = json!({"steps": [{"id": long, "kind": "branch", "then": inner}]});
+        let s = steps(&p);
+        let first = s[1].arm.as_ref().map(|(b, _)| b.clone());
+        let last = s[100].arm.as_ref().map(|(b, _)| b.clone());
+        match (first, last) {
+            (Some(a), Some(b)) => assert!(Arc::ptr_eq(&a, &b)),
+            other => panic!("steps inside the branch have no arm: {other:?}"),
+        }
+        assert!(Arc::ptr_eq(&s[1].ancestors, &s[100].ancestors));
     }
 }

@@ -12,6 +12,7 @@ use crate::config::{EngineMapping, EventKind, pick};
 use crate::pilotage::{Outcome, StepStatus};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// How the run ended, as far as open constructs are concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,9 +30,9 @@ pub fn map_events(
     end: RunEnd,
 ) -> Vec<Value> {
     let m = &mapping.events;
-    let ancestors: HashMap<&str, &[(String, bool)]> = steps
+    let ancestors: HashMap<&str, &[(Arc<str>, bool)]> = steps
         .iter()
-        .filter_map(|s| Some((s.id.as_deref()?, s.ancestors.as_slice())))
+        .filter_map(|s| Some((s.id.as_deref()?, &s.ancestors[..])))
         .collect();
     let mut out: Vec<Map<String, Value>> = Vec::with_capacity(events.len());
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -213,7 +214,7 @@ fn push(
 fn mark_ancestors(
     out: &mut [Map<String, Value>],
     index: &HashMap<String, usize>,
-    ancestors: &HashMap<&str, &[(String, bool)]>,
+    ancestors: &HashMap<&str, &[(Arc<str>, bool)]>,
     step: &str,
     iters: &[u64],
     status: StepStatus,

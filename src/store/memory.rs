@@ -1,56 +1,48 @@
-//! Embedded [`Store`] on moka caches: the default when no Redis URL is set.
+//! Embedded [`Store`]: the default when no Redis URL is set.
 //!
 //! It keeps everything in this process, so it is only correct for a single
 //! gateway instance (a second instance would have its own claims and runs).
-//! Every record kind has its own cache with a byte budget ([`MemoryLimits`]);
-//! each entry carries its own expiry, applied by moka's [`Expiry`] hook, so a
-//! run kept for a day and a claim kept for a week live side by side.
 //!
-//! Concurrency: reads and plain writes go straight to moka's concurrent maps.
-//! Read-modify-write operations (idempotency claims, program upserts) use
-//! `entry().and_compute_with`, which serialises callers **per key** only, so
-//! there is no store-wide lock anywhere.
+//! Budgets per principal, never eviction: every record belongs to a scope (a
+//! principal) and counts against that principal's byte budget and against
+//! the store's total ([`MemoryLimits`]). Nothing is ever evicted to make room:
+//! an evicted run is a retention promise broken, and an evicted idempotency
+//! record is a double execution. Records leave only when their own expiry
+//! passes. When a budget is full, new writes that come before execution
+//! (claims, promoted programs, catalog baselines) are refused with
+//! [`StoreError::Full`], and execute asks [`Store::admit`] before it runs
+//! anything; the writes that follow a started run (its record, its replay
+//! response) are always accepted, so a budget can be exceeded by the runs in
+//! flight when it filled, never by more.
 //!
-//! Bounded, not durable: when a budget is full the least recently used entries
-//! of that kind are evicted (LRU rather than moka's default TinyLFU, because
-//! TinyLFU may refuse to admit a *new* entry, and a refused claim or run write
-//! would be silently lost). An evicted run or claim is a retention or dedup
-//! promise broken, so the budgets are sized far above what a single trial
-//! instance holds. Sizes are estimates of heap use, not exact counts.
+//! Concurrency: one mutex over plain maps. Every critical section is a few
+//! map operations (values are sized and copied outside it), so contention
+//! stays far below what one trial instance sees.
+//!
+//! Session revocations are not a principal's records: they keep their own
+//! byte-bounded cache (an evicted revocation only matters after about 12,000
+//! revocations within one session lifetime).
 
-use std::collections::BTreeMap;
-use std::future::ready;
-use std::hash::Hash;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use moka::Expiry;
 use moka::future::Cache;
-use moka::ops::compute::{CompResult, Op};
 use moka::policy::EvictionPolicy;
 use serde_json::Value;
 
 use super::{IdempotencyClaim, IdempotencyRecord, Store, StoreError, effective_ttl, now_ms};
+use crate::weigh;
 
-/// Byte budgets of the embedded store, one per record kind.
-///
-/// Separate budgets keep a burst of one kind (say, large full-trace runs)
-/// from evicting another (idempotency claims, promoted programs).
+/// Byte budgets of the embedded store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryLimits {
-    /// Retained run records (traces dominate): default 8 MiB. The embedded
-    /// store is for one instance trying the gateway out: it keeps the most
-    /// recent runs within this budget (the estimate counts JSON bytes; the
-    /// process holds about three times that) and loses everything on restart.
-    /// Deployments that promise retention use Redis.
-    pub runs_bytes: u64,
-    /// Idempotency claims and recorded responses: default 8 MiB.
-    pub idempotency_bytes: u64,
-    /// Promoted programs: default 16 MiB. Each expires after its
-    /// language's `promotion_lifetime`; the budget can push one out sooner.
-    pub programs_bytes: u64,
-    /// Catalog snapshots for `changed_since`: default 4 MiB.
-    pub catalog_snapshots_bytes: u64,
+    /// What one principal may hold: runs, idempotency records, promoted
+    /// programs and catalog baselines together. Default 4 MiB.
+    pub principal_bytes: u64,
+    /// What all principals together may hold. Default 64 MiB.
+    pub total_bytes: u64,
     /// Revoked session ids: default 2 MiB (about 12,000 ids).
     pub revoked_sessions_bytes: u64,
 }
@@ -59,44 +51,236 @@ impl Default for MemoryLimits {
     fn default() -> Self {
         const MIB: u64 = 1024 * 1024;
         MemoryLimits {
-            runs_bytes: 8 * MIB,
-            idempotency_bytes: 8 * MIB,
-            programs_bytes: 16 * MIB,
-            catalog_snapshots_bytes: 4 * MIB,
+            principal_bytes: 4 * MIB,
+            total_bytes: 64 * MIB,
             revoked_sessions_bytes: 2 * MIB,
         }
     }
 }
 
-/// `(scope, id)`: every scoped record is keyed by its principal first.
-type ScopedKey = (String, String);
+/// Rough per-entry bookkeeping cost (map slot, `Arc`, expiry queue entry).
+const ENTRY_OVERHEAD: u64 = 160;
+
+/// The record kinds, each its own map within a scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Run,
+    Idempotency,
+    Program,
+    Snapshot,
+}
+
+/// One stored value with its expiry (and the expiry queue key that goes
+/// with it) and its estimated size.
+#[derive(Debug)]
+struct Entry<T> {
+    value: Arc<T>,
+    expires: Option<(Instant, u64)>,
+    weight: u64,
+}
+
+type Records<T> = BTreeMap<String, Entry<T>>;
+
+/// Everything one principal holds.
+#[derive(Debug, Default)]
+struct ScopeRecords {
+    bytes: u64,
+    runs: Records<Value>,
+    idempotency: Records<IdempotencyRecord>,
+    /// Ordered by ref, as `list_programs` answers.
+    programs: Records<Value>,
+    snapshots: Records<Value>,
+}
+
+impl ScopeRecords {
+    fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+            && self.idempotency.is_empty()
+            && self.programs.is_empty()
+            && self.snapshots.is_empty()
+    }
+
+    /// Removes one entry of `kind`; its weight, if it was there.
+    fn remove(&mut self, kind: Kind, id: &str) -> Option<u64> {
+        let weight = match kind {
+            Kind::Run => self.runs.remove(id).map(|e| e.weight),
+            Kind::Idempotency => self.idempotency.remove(id).map(|e| e.weight),
+            Kind::Program => self.programs.remove(id).map(|e| e.weight),
+            Kind::Snapshot => self.snapshots.remove(id).map(|e| e.weight),
+        }?;
+        self.bytes = self.bytes.saturating_sub(weight);
+        Some(weight)
+    }
+
+    fn expiry_of(&self, kind: Kind, id: &str) -> Option<(Instant, u64)> {
+        match kind {
+            Kind::Run => self.runs.get(id)?.expires,
+            Kind::Idempotency => self.idempotency.get(id)?.expires,
+            Kind::Program => self.programs.get(id)?.expires,
+            Kind::Snapshot => self.snapshots.get(id)?.expires,
+        }
+    }
+}
+
+/// Whether a write may exceed a full budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Admission {
+    /// Before execution: refused when the budget has no room.
+    IfRoom,
+    /// After a started run: always accepted (refusing would lose its record).
+    Always,
+}
+
+/// The maps and the expiry queue, behind the store's mutex.
+#[derive(Debug, Default)]
+struct State {
+    scopes: HashMap<String, ScopeRecords>,
+    total: u64,
+    /// (deadline, sequence) → the entry that expires then.
+    expiries: BTreeMap<(Instant, u64), (String, Kind, String)>,
+    sequence: u64,
+}
+
+impl State {
+    /// Drops every entry whose expiry has passed.
+    fn purge(&mut self, now: Instant) {
+        while let Some(entry) = self.expiries.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let (when, (scope, kind, id)) = entry.remove_entry();
+            let Some(records) = self.scopes.get_mut(&scope) else {
+                continue;
+            };
+            // A rewritten entry has a new queue key; the old one is stale.
+            if records.expiry_of(kind, &id) == Some(when)
+                && let Some(weight) = records.remove(kind, &id)
+            {
+                self.total = self.total.saturating_sub(weight);
+            }
+            if records.is_empty() {
+                self.scopes.remove(&scope);
+            }
+        }
+    }
+
+    fn used_by(&self, scope: &str) -> u64 {
+        self.scopes.get(scope).map_or(0, |r| r.bytes)
+    }
+
+    /// Refuses when `scope` (or the store) cannot take `extra` more bytes.
+    fn room(&self, limits: &MemoryLimits, scope: &str, extra: u64) -> Result<(), StoreError> {
+        let used = self.used_by(scope);
+        if used.saturating_add(extra) > limits.principal_bytes {
+            return Err(StoreError::Full(format!(
+                "this principal's share of the embedded store is full ({used} of {} bytes); records leave when their retention ends",
+                limits.principal_bytes
+            )));
+        }
+        if self.total.saturating_add(extra) > limits.total_bytes {
+            return Err(StoreError::Full(format!(
+                "the embedded store is full ({} of {} bytes); records leave when their retention ends",
+                self.total, limits.total_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    fn expiry(&mut self, ttl: Option<Duration>, now: Instant) -> Option<(Instant, u64)> {
+        let ttl = ttl?;
+        self.sequence += 1;
+        Some((now + effective_ttl(ttl), self.sequence))
+    }
+
+    /// Writes `value` as `(scope, kind, id)`, replacing what was there.
+    #[allow(clippy::too_many_arguments)]
+    fn put<T>(
+        &mut self,
+        limits: &MemoryLimits,
+        admission: Admission,
+        scope: &str,
+        kind: Kind,
+        id: &str,
+        value: Arc<T>,
+        ttl: Option<Duration>,
+        weight: u64,
+        map: fn(&mut ScopeRecords) -> &mut Records<T>,
+    ) -> Result<(), StoreError> {
+        let now = Instant::now();
+        let old = self
+            .scopes
+            .get_mut(scope)
+            .and_then(|r| map(r).get(id).map(|e| e.weight))
+            .unwrap_or(0);
+        if admission == Admission::IfRoom && weight > old {
+            self.room(limits, scope, weight - old)?;
+        }
+        let expires = self.expiry(ttl, now);
+        if let Some((when, seq)) = expires {
+            self.expiries
+                .insert((when, seq), (scope.to_owned(), kind, id.to_owned()));
+        }
+        let records = self.scopes.entry(scope.to_owned()).or_default();
+        map(records).insert(
+            id.to_owned(),
+            Entry {
+                value,
+                expires,
+                weight,
+            },
+        );
+        records.bytes = records.bytes.saturating_sub(old).saturating_add(weight);
+        self.total = self.total.saturating_sub(old).saturating_add(weight);
+        Ok(())
+    }
+}
 
 /// The embedded single-instance store.
 pub struct MemoryStore {
-    runs: Cache<ScopedKey, Stored<Value>>,
-    idempotency: Cache<ScopedKey, Stored<IdempotencyRecord>>,
-    /// One entry per scope, holding all its programs sorted by ref, so listing
-    /// is a single lookup and already in order.
-    programs: Cache<String, Stored<ProgramSet>>,
-    catalog_snapshots: Cache<ScopedKey, Stored<Value>>,
-    revoked_sessions: Cache<String, Stored<()>>,
+    limits: MemoryLimits,
+    state: Mutex<State>,
+    revoked_sessions: Cache<String, Revoked>,
 }
 
 impl std::fmt::Debug for MemoryStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.lock();
         f.debug_struct("MemoryStore")
-            .field("runs", &self.runs.entry_count())
-            .field("idempotency", &self.idempotency.entry_count())
-            .field("program_scopes", &self.programs.entry_count())
-            .field("catalog_snapshots", &self.catalog_snapshots.entry_count())
-            .field("revoked_sessions", &self.revoked_sessions.entry_count())
-            .finish()
+            .field("limits", &self.limits)
+            .field("scopes", &state.scopes.len())
+            .field("bytes", &state.total)
+            .finish_non_exhaustive()
     }
 }
 
 impl Default for MemoryStore {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// A revocation marker with its own lifetime.
+#[derive(Debug, Clone, Copy)]
+struct Revoked {
+    ttl: Duration,
+    weight: u32,
+}
+
+/// Each revocation lives for its own ttl, counted from its write.
+struct RevocationTtl;
+
+impl Expiry<String, Revoked> for RevocationTtl {
+    fn expire_after_create(&self, _key: &String, v: &Revoked, _at: Instant) -> Option<Duration> {
+        Some(v.ttl)
+    }
+    fn expire_after_update(
+        &self,
+        _key: &String,
+        v: &Revoked,
+        _at: Instant,
+        _remaining: Option<Duration>,
+    ) -> Option<Duration> {
+        Some(v.ttl)
     }
 }
 
@@ -109,188 +293,65 @@ impl MemoryStore {
     /// A store with explicit byte budgets.
     pub fn with_limits(limits: MemoryLimits) -> Self {
         MemoryStore {
-            runs: cache("runs", limits.runs_bytes),
-            idempotency: cache("idempotency", limits.idempotency_bytes),
-            programs: cache("programs", limits.programs_bytes),
-            catalog_snapshots: cache("catalog-snapshots", limits.catalog_snapshots_bytes),
-            revoked_sessions: cache("revoked-sessions", limits.revoked_sessions_bytes),
+            limits,
+            state: Mutex::new(State::default()),
+            revoked_sessions: Cache::builder()
+                .name("revoked-sessions")
+                .max_capacity(limits.revoked_sessions_bytes)
+                .weigher(|_key, v: &Revoked| v.weight)
+                .expire_after(RevocationTtl)
+                .eviction_policy(EvictionPolicy::lru())
+                .build(),
         }
     }
 
-    /// Estimated bytes held per record kind, after pending evictions ran.
-    ///
-    /// In the order of [`MemoryLimits`]' fields; for tests and diagnostics.
-    pub async fn weighted_sizes(&self) -> [u64; 5] {
-        self.runs.run_pending_tasks().await;
-        self.idempotency.run_pending_tasks().await;
-        self.programs.run_pending_tasks().await;
-        self.catalog_snapshots.run_pending_tasks().await;
-        self.revoked_sessions.run_pending_tasks().await;
-        [
-            self.runs.weighted_size(),
-            self.idempotency.weighted_size(),
-            self.programs.weighted_size(),
-            self.catalog_snapshots.weighted_size(),
-            self.revoked_sessions.weighted_size(),
-        ]
-    }
-}
-
-/// A bounded, LRU, per-entry-expiry cache weighed in estimated bytes.
-fn cache<K, T>(name: &str, max_bytes: u64) -> Cache<K, Stored<T>>
-where
-    K: Hash + Eq + Send + Sync + 'static,
-    T: Send + Sync + 'static,
-{
-    Cache::builder()
-        .name(name)
-        .max_capacity(max_bytes)
-        .weigher(|_key, stored: &Stored<T>| stored.weight)
-        .expire_after(PerEntryTtl)
-        .eviction_policy(EvictionPolicy::lru())
-        .build()
-}
-
-/// A cached value with its own lifetime and estimated size.
-///
-/// The value sits behind an `Arc` because moka clones values on every read
-/// and compute; cloning a large trace each time would be wasteful.
-#[derive(Debug)]
-struct Stored<T> {
-    value: Arc<T>,
-    /// `None`: never expires.
-    ttl: Option<Duration>,
-    weight: u32,
-}
-
-impl<T> Clone for Stored<T> {
-    fn clone(&self) -> Self {
-        Stored {
-            value: Arc::clone(&self.value),
-            ttl: self.ttl,
-            weight: self.weight,
-        }
-    }
-}
-
-impl<T> Stored<T> {
-    fn new(value: T, ttl: Option<Duration>, bytes: u64) -> Self {
-        Stored {
-            value: Arc::new(value),
-            ttl: ttl.map(effective_ttl),
-            weight: u32::try_from(bytes.saturating_add(ENTRY_OVERHEAD)).unwrap_or(u32::MAX),
-        }
-    }
-}
-
-/// Rough per-entry bookkeeping cost (key tuple, `Arc`, moka's entry node).
-const ENTRY_OVERHEAD: u64 = 96;
-
-/// moka expiry policy: each entry lives for its own `ttl`, counted from its
-/// last write (like Redis `SET ... PX`); reads do not extend it.
-struct PerEntryTtl;
-
-impl<K, T> Expiry<K, Stored<T>> for PerEntryTtl {
-    fn expire_after_create(&self, _key: &K, stored: &Stored<T>, _at: Instant) -> Option<Duration> {
-        stored.ttl
+    /// Estimated bytes held by `scope` and by the whole store, after
+    /// expired records left (tests and diagnostics).
+    pub fn used_bytes(&self, scope: &str) -> (u64, u64) {
+        let mut state = self.lock();
+        state.purge(Instant::now());
+        (state.used_by(scope), state.total)
     }
 
-    fn expire_after_update(
+    /// The state with expired entries gone. A poisoned lock is taken over:
+    /// every critical section leaves the maps consistent before it can panic.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn purged(&self) -> MutexGuard<'_, State> {
+        let mut state = self.lock();
+        state.purge(Instant::now());
+        state
+    }
+
+    fn get<T>(
         &self,
-        _key: &K,
-        stored: &Stored<T>,
-        _at: Instant,
-        _remaining: Option<Duration>,
-    ) -> Option<Duration> {
-        stored.ttl
+        scope: &str,
+        id: &str,
+        map: fn(&ScopeRecords) -> &Records<T>,
+    ) -> Option<Arc<T>> {
+        let state = self.purged();
+        let records = state.scopes.get(scope)?;
+        map(records).get(id).map(|e| Arc::clone(&e.value))
     }
-}
-
-/// All promoted programs of one scope, with their summed size so an upsert
-/// does not have to re-measure the whole set, and each program's deadline.
-#[derive(Debug, Clone, Default)]
-struct ProgramSet {
-    programs: BTreeMap<String, Value>,
-    deadlines: BTreeMap<String, Instant>,
-    bytes: u64,
-}
-
-impl ProgramSet {
-    fn upsert(&mut self, program_ref: &str, record: &Value, deadline: Instant) {
-        self.prune(Instant::now());
-        let added = program_ref.len() as u64 + approx_size(record);
-        if let Some(old) = self.programs.insert(program_ref.to_owned(), record.clone()) {
-            let removed = program_ref.len() as u64 + approx_size(&old);
-            self.bytes = self.bytes.saturating_sub(removed);
-        }
-        self.deadlines.insert(program_ref.to_owned(), deadline);
-        self.bytes = self.bytes.saturating_add(added);
-    }
-
-    /// Drops the programs whose lifetime ended before `now`.
-    fn prune(&mut self, now: Instant) {
-        let expired: Vec<String> = self
-            .deadlines
-            .iter()
-            .filter(|(_, d)| **d <= now)
-            .map(|(r, _)| r.clone())
-            .collect();
-        for program_ref in expired {
-            self.deadlines.remove(&program_ref);
-            if let Some(old) = self.programs.remove(&program_ref) {
-                let removed = program_ref.len() as u64 + approx_size(&old);
-                self.bytes = self.bytes.saturating_sub(removed);
-            }
-        }
-    }
-
-    fn live(&self, program_ref: &str, now: Instant) -> bool {
-        self.deadlines.get(program_ref).is_some_and(|d| *d > now)
-    }
-
-    /// How long the whole set must stay: until its last program's deadline.
-    fn remaining(&self, now: Instant) -> Duration {
-        self.deadlines
-            .values()
-            .max()
-            .map(|d| d.saturating_duration_since(now))
-            .unwrap_or(Duration::ZERO)
-    }
-}
-
-/// Estimated heap bytes of a JSON value.
-///
-/// Iterative (an explicit stack) so that a pathologically deep value cannot
-/// overflow the thread stack while merely being measured.
-fn approx_size(value: &Value) -> u64 {
-    /// Size of a `Value` node itself (enum + inline data).
-    const NODE: u64 = 32;
-    let mut total = 0u64;
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        total = total.saturating_add(NODE);
-        match v {
-            Value::Null | Value::Bool(_) | Value::Number(_) => {}
-            Value::String(s) => total = total.saturating_add(s.len() as u64),
-            Value::Array(items) => stack.extend(items.iter()),
-            Value::Object(map) => {
-                for (k, item) in map {
-                    // Key string plus the map's per-entry bookkeeping.
-                    total = total.saturating_add(k.len() as u64 + NODE);
-                    stack.push(item);
-                }
-            }
-        }
-    }
-    total
-}
-
-fn scoped(scope: &str, id: &str) -> ScopedKey {
-    (scope.to_owned(), id.to_owned())
 }
 
 fn key_bytes(scope: &str, id: &str) -> u64 {
-    (scope.len() + id.len()) as u64
+    (scope.len() + id.len()) as u64 + ENTRY_OVERHEAD
+}
+
+fn runs(r: &mut ScopeRecords) -> &mut Records<Value> {
+    &mut r.runs
+}
+fn idempotency(r: &mut ScopeRecords) -> &mut Records<IdempotencyRecord> {
+    &mut r.idempotency
+}
+fn programs(r: &mut ScopeRecords) -> &mut Records<Value> {
+    &mut r.programs
+}
+fn snapshots(r: &mut ScopeRecords) -> &mut Records<Value> {
+    &mut r.snapshots
 }
 
 #[async_trait::async_trait]
@@ -303,6 +364,12 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn admit(&self, scope: &str) -> Result<(), StoreError> {
+        // Room for at least a small record: a run's record comes after it
+        // started and is always accepted, so this is the moment to refuse.
+        self.purged().room(&self.limits, scope, ENTRY_OVERHEAD)
+    }
+
     async fn put_run(
         &self,
         scope: &str,
@@ -310,19 +377,25 @@ impl Store for MemoryStore {
         record: &Value,
         ttl: Duration,
     ) -> Result<(), StoreError> {
-        let bytes = key_bytes(scope, run_id) + approx_size(record);
-        self.runs
-            .insert(
-                scoped(scope, run_id),
-                Stored::new(record.clone(), Some(ttl), bytes),
-            )
-            .await;
-        Ok(())
+        let weight = key_bytes(scope, run_id) + weigh::json(record);
+        let value = Arc::new(record.clone());
+        self.purged().put(
+            &self.limits,
+            Admission::Always,
+            scope,
+            Kind::Run,
+            run_id,
+            value,
+            Some(ttl),
+            weight,
+            runs,
+        )
     }
 
     async fn get_run(&self, scope: &str, run_id: &str) -> Result<Option<Value>, StoreError> {
-        let stored = self.runs.get(&scoped(scope, run_id)).await;
-        Ok(stored.map(|s| Value::clone(&s.value)))
+        Ok(self
+            .get(scope, run_id, |r| &r.runs)
+            .map(|v| Value::clone(&v)))
     }
 
     async fn claim_idempotency(
@@ -330,38 +403,74 @@ impl Store for MemoryStore {
         scope: &str,
         key: &str,
         fingerprint: &str,
-        ttl: Duration,
+        attempt: &str,
+        lease: Duration,
     ) -> Result<IdempotencyClaim, StoreError> {
-        let bytes = key_bytes(scope, key) + fingerprint.len() as u64;
-        let outcome = self
-            .idempotency
-            .entry(scoped(scope, key))
-            .and_compute_with(|existing| {
-                // Runs under moka's per-key lock: exactly one concurrent caller
-                // sees `None` and inserts; the others see its record.
-                ready(match existing {
-                    Some(_) => Op::Nop,
-                    None => Op::Put(Stored::new(
-                        IdempotencyRecord::Pending {
-                            fingerprint: fingerprint.to_owned(),
-                            claimed_at_ms: now_ms(),
-                        },
-                        Some(ttl),
-                        bytes,
-                    )),
-                })
-            })
-            .await;
-        match outcome {
-            CompResult::Inserted(_) => Ok(IdempotencyClaim::Acquired),
-            CompResult::Unchanged(entry) => {
-                Ok(IdempotencyRecord::clone(&entry.into_value().value).into_claim())
+        let weight = key_bytes(scope, key) + (fingerprint.len() + attempt.len()) as u64;
+        let record = Arc::new(IdempotencyRecord::Pending {
+            fingerprint: fingerprint.to_owned(),
+            claimed_at_ms: now_ms(),
+            attempt: attempt.to_owned(),
+            started: false,
+        });
+        // Check and insert under one lock: exactly one concurrent claimer
+        // finds the key free.
+        let mut state = self.purged();
+        let existing = state
+            .scopes
+            .get(scope)
+            .and_then(|r| r.idempotency.get(key))
+            .map(|e| Arc::clone(&e.value));
+        match existing {
+            Some(found) if found.is_pending_for(attempt) => Ok(IdempotencyClaim::Acquired),
+            Some(found) => Ok(IdempotencyRecord::clone(&found).into_claim()),
+            None => {
+                state.put(
+                    &self.limits,
+                    Admission::IfRoom,
+                    scope,
+                    Kind::Idempotency,
+                    key,
+                    record,
+                    Some(lease),
+                    weight,
+                    idempotency,
+                )?;
+                Ok(IdempotencyClaim::Acquired)
             }
-            // Put-if-absent / Nop-if-present can produce nothing else.
-            other => Err(StoreError::Corrupt(format!(
-                "idempotency claim produced an impossible cache outcome: {other:?}"
-            ))),
         }
+    }
+
+    async fn start_idempotency(
+        &self,
+        scope: &str,
+        key: &str,
+        attempt: &str,
+        window: Duration,
+    ) -> Result<bool, StoreError> {
+        let mut state = self.purged();
+        let Some(entry) = state.scopes.get(scope).and_then(|r| r.idempotency.get(key)) else {
+            return Ok(false);
+        };
+        if !entry.value.is_pending_for(attempt) {
+            return Ok(false);
+        }
+        let weight = entry.weight;
+        let Some(started) = entry.value.started() else {
+            return Ok(false);
+        };
+        state.put(
+            &self.limits,
+            Admission::Always,
+            scope,
+            Kind::Idempotency,
+            key,
+            Arc::new(started),
+            Some(window),
+            weight,
+            idempotency,
+        )?;
+        Ok(true)
     }
 
     async fn complete_idempotency(
@@ -369,54 +478,69 @@ impl Store for MemoryStore {
         scope: &str,
         key: &str,
         fingerprint: &str,
+        attempt: &str,
         response: &Value,
         ttl: Duration,
     ) -> Result<(), StoreError> {
-        let bytes = key_bytes(scope, key) + fingerprint.len() as u64 + approx_size(response);
-        let outcome = self
-            .idempotency
-            .entry(scoped(scope, key))
-            .and_compute_with(|existing| {
-                ready(match existing {
-                    Some(entry) if entry.value().value.is_pending_for(fingerprint) => {
-                        Op::Put(Stored::new(
-                            IdempotencyRecord::Completed {
-                                fingerprint: fingerprint.to_owned(),
-                                response: response.clone(),
-                                completed_at_ms: now_ms(),
-                            },
-                            Some(ttl),
-                            bytes,
-                        ))
-                    }
-                    _ => Op::Nop,
-                })
-            })
-            .await;
-        if !matches!(outcome, CompResult::ReplacedWith(_)) {
-            tracing::warn!(
-                backend = "memory",
-                "idempotency claim no longer owned at completion; response not recorded"
-            );
+        let weight = key_bytes(scope, key)
+            + (fingerprint.len() + attempt.len()) as u64
+            + weigh::json(response);
+        let completed = Arc::new(IdempotencyRecord::Completed {
+            fingerprint: fingerprint.to_owned(),
+            response: response.clone(),
+            completed_at_ms: now_ms(),
+            attempt: attempt.to_owned(),
+        });
+        let mut state = self.purged();
+        let current = state
+            .scopes
+            .get(scope)
+            .and_then(|r| r.idempotency.get(key))
+            .map(|e| Arc::clone(&e.value));
+        match current {
+            Some(found) if found.is_pending_for(attempt) => state.put(
+                &self.limits,
+                Admission::Always,
+                scope,
+                Kind::Idempotency,
+                key,
+                completed,
+                Some(ttl),
+                weight,
+                idempotency,
+            ),
+            Some(found) if found.is_completed_by(attempt) => Ok(()),
+            _ => {
+                tracing::warn!(
+                    backend = "memory",
+                    "idempotency claim no longer owned at completion; response not recorded"
+                );
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     async fn release_idempotency(
         &self,
         scope: &str,
         key: &str,
-        fingerprint: &str,
+        attempt: &str,
     ) -> Result<(), StoreError> {
-        self.idempotency
-            .entry(scoped(scope, key))
-            .and_compute_with(|existing| {
-                ready(match existing {
-                    Some(entry) if entry.value().value.is_pending_for(fingerprint) => Op::Remove,
-                    _ => Op::Nop,
-                })
-            })
-            .await;
+        let mut state = self.purged();
+        let Some(records) = state.scopes.get_mut(scope) else {
+            return Ok(());
+        };
+        let ours = records
+            .idempotency
+            .get(key)
+            .is_some_and(|e| e.value.is_pending_for(attempt));
+        if ours && let Some(weight) = records.remove(Kind::Idempotency, key) {
+            let empty = records.is_empty();
+            state.total = state.total.saturating_sub(weight);
+            if empty {
+                state.scopes.remove(scope);
+            }
+        }
         Ok(())
     }
 
@@ -427,22 +551,19 @@ impl Store for MemoryStore {
         record: &Value,
         ttl: Duration,
     ) -> Result<(), StoreError> {
-        let now = Instant::now();
-        let deadline = now + effective_ttl(ttl);
-        self.programs
-            .entry(scope.to_owned())
-            .and_compute_with(|existing| {
-                // Copy-on-write of the scope's set; per-scope lock only.
-                let mut set = existing
-                    .map(|entry| ProgramSet::clone(&entry.into_value().value))
-                    .unwrap_or_default();
-                set.upsert(program_ref, record, deadline);
-                let bytes = scope.len() as u64 + set.bytes;
-                let keep = set.remaining(now);
-                ready(Op::Put(Stored::new(set, Some(keep), bytes)))
-            })
-            .await;
-        Ok(())
+        let weight = key_bytes(scope, program_ref) + weigh::json(record);
+        let value = Arc::new(record.clone());
+        self.purged().put(
+            &self.limits,
+            Admission::IfRoom,
+            scope,
+            Kind::Program,
+            program_ref,
+            value,
+            Some(ttl),
+            weight,
+            programs,
+        )
     }
 
     async fn get_program(
@@ -450,26 +571,21 @@ impl Store for MemoryStore {
         scope: &str,
         program_ref: &str,
     ) -> Result<Option<Value>, StoreError> {
-        let set = self.programs.get(scope).await;
-        let now = Instant::now();
-        Ok(set
-            .filter(|s| s.value.live(program_ref, now))
-            .and_then(|s| s.value.programs.get(program_ref).cloned()))
+        Ok(self
+            .get(scope, program_ref, |r| &r.programs)
+            .map(|v| Value::clone(&v)))
     }
 
     async fn list_programs(&self, scope: &str) -> Result<Vec<Value>, StoreError> {
-        let set = self.programs.get(scope).await;
-        let now = Instant::now();
-        Ok(set
-            .map(|s| {
-                s.value
-                    .programs
-                    .iter()
-                    .filter(|(r, _)| s.value.live(r, now))
-                    .map(|(_, p)| p.clone())
-                    .collect()
-            })
-            .unwrap_or_default())
+        let listed: Vec<Arc<Value>> = {
+            let state = self.purged();
+            state
+                .scopes
+                .get(scope)
+                .map(|r| r.programs.values().map(|e| Arc::clone(&e.value)).collect())
+                .unwrap_or_default()
+        };
+        Ok(listed.iter().map(|v| Value::clone(v)).collect())
     }
 
     async fn put_catalog_snapshot(
@@ -479,14 +595,19 @@ impl Store for MemoryStore {
         snapshot: &Value,
         ttl: Duration,
     ) -> Result<(), StoreError> {
-        let bytes = key_bytes(scope, catalog_version) + approx_size(snapshot);
-        self.catalog_snapshots
-            .insert(
-                scoped(scope, catalog_version),
-                Stored::new(snapshot.clone(), Some(ttl), bytes),
-            )
-            .await;
-        Ok(())
+        let weight = key_bytes(scope, catalog_version) + weigh::json(snapshot);
+        let value = Arc::new(snapshot.clone());
+        self.purged().put(
+            &self.limits,
+            Admission::IfRoom,
+            scope,
+            Kind::Snapshot,
+            catalog_version,
+            value,
+            Some(ttl),
+            weight,
+            snapshots,
+        )
     }
 
     async fn get_catalog_snapshot(
@@ -494,19 +615,18 @@ impl Store for MemoryStore {
         scope: &str,
         catalog_version: &str,
     ) -> Result<Option<Value>, StoreError> {
-        let stored = self
-            .catalog_snapshots
-            .get(&scoped(scope, catalog_version))
-            .await;
-        Ok(stored.map(|s| Value::clone(&s.value)))
+        Ok(self
+            .get(scope, catalog_version, |r| &r.snapshots)
+            .map(|v| Value::clone(&v)))
     }
 
     async fn revoke_session(&self, session_id: &str, ttl: Duration) -> Result<(), StoreError> {
+        let marker = Revoked {
+            ttl: effective_ttl(ttl),
+            weight: weigh::as_weight(session_id.len() as u64 + ENTRY_OVERHEAD),
+        };
         self.revoked_sessions
-            .insert(
-                session_id.to_owned(),
-                Stored::new((), Some(ttl), session_id.len() as u64),
-            )
+            .insert(session_id.to_owned(), marker)
             .await;
         Ok(())
     }
@@ -528,61 +648,110 @@ mod tests {
     // The behavioural suite shared with the Redis backend.
     crate::store_conformance_tests!(setup);
 
-    #[test]
-    fn approx_size_grows_with_content() {
-        let small = approx_size(&json!({"a": 1}));
-        let large = approx_size(&json!({"a": "x".repeat(10_000)}));
-        assert!(small > 0);
-        assert!(large > 10_000 && large > small);
-        assert_eq!(approx_size(&json!([1, 2, 3])), 4 * 32);
-    }
+    const SMALL: MemoryLimits = MemoryLimits {
+        principal_bytes: 64 * 1024,
+        total_bytes: 160 * 1024,
+        revoked_sessions_bytes: 64 * 1024,
+    };
 
-    #[test]
-    fn approx_size_survives_very_deep_values() {
-        let mut deep = json!(null);
-        for _ in 0..100_000 {
-            deep = Value::Array(vec![deep]);
+    #[tokio::test]
+    async fn a_full_principal_is_refused_and_nobody_is_evicted() {
+        let store = MemoryStore::with_limits(SMALL);
+        let ttl = Duration::from_secs(60);
+        let keeper = json!({"invoice": 1});
+        assert!(store.put_run("keeper", "r0", &keeper, ttl).await.is_ok());
+        let claim = store
+            .claim_idempotency("keeper", "k", "fp", "a1", ttl)
+            .await;
+        assert_eq!(claim.ok(), Some(IdempotencyClaim::Acquired));
+        let big = json!({"trace": "x".repeat(20 * 1024)});
+        // A stranger fills its own share: its runs are accepted (they follow
+        // started runs), then admission refuses it before it runs more.
+        let mut admitted = 0;
+        for i in 0..10 {
+            if store.admit("stranger").await.is_err() {
+                break;
+            }
+            admitted += 1;
+            let put = store.put_run("stranger", &format!("r{i}"), &big, ttl).await;
+            assert!(put.is_ok());
         }
-        assert_eq!(approx_size(&deep), 100_001 * 32);
-        // Dropping a value this deep recurses in serde_json; leak it instead so
-        // the test exercises only our measuring code.
-        std::mem::forget(deep);
-    }
-
-    #[test]
-    fn program_set_tracks_its_size_across_overwrites() {
-        let mut set = ProgramSet::default();
-        let later = Instant::now() + Duration::from_secs(600);
-        set.upsert("p", &json!({"v": "x".repeat(1000)}), later);
-        let first = set.bytes;
-        let small = json!({"v": "x".repeat(10)});
-        set.upsert("p", &small, later);
-        assert!(set.bytes < first);
-        set.upsert("q", &small, later);
-        assert_eq!(set.bytes, 2 * (1 + approx_size(&small)));
-        assert_eq!(set.programs.len(), 2);
+        assert!((3..10).contains(&admitted), "admitted {admitted} runs");
+        let refused = store.admit("stranger").await;
+        assert!(matches!(refused, Err(StoreError::Full(m)) if m.contains("principal")));
+        let claim = store
+            .claim_idempotency("stranger", "k2", "fp", "a2", ttl)
+            .await;
+        assert!(matches!(claim, Err(StoreError::Full(_))));
+        // The keeper's records are all still there, and it may still write.
+        let kept = store.get_run("keeper", "r0").await.ok().flatten();
+        assert_eq!(kept, Some(keeper));
+        assert!(store.admit("keeper").await.is_ok());
+        let again = store
+            .claim_idempotency("keeper", "k", "fp", "a3", ttl)
+            .await;
+        assert!(matches!(again, Ok(IdempotencyClaim::InFlight { .. })));
     }
 
     #[tokio::test]
-    async fn runs_stay_within_their_byte_budget() {
-        let limits = MemoryLimits {
-            runs_bytes: 64 * 1024,
-            ..MemoryLimits::default()
-        };
-        let store = MemoryStore::with_limits(limits);
-        let record = json!({"trace": "x".repeat(1024)});
-        for i in 0..1_000 {
-            let id = format!("run-{i}");
+    async fn the_total_budget_refuses_everyone_without_evicting() {
+        let store = MemoryStore::with_limits(SMALL);
+        let ttl = Duration::from_secs(60);
+        let big = json!({"trace": "x".repeat(30 * 1024)});
+        let mut scopes = 0;
+        for i in 0..20 {
+            let scope = format!("anon-{i}");
+            if store.admit(&scope).await.is_err() {
+                break;
+            }
+            scopes += 1;
+            assert!(store.put_run(&scope, "r", &big, ttl).await.is_ok());
+        }
+        assert!((3..20).contains(&scopes), "{scopes} scopes admitted");
+        let refused = store.admit("newcomer").await;
+        assert!(
+            matches!(refused, Err(StoreError::Full(m)) if m.contains("embedded store is full"))
+        );
+        for i in 0..scopes {
+            let kept = store
+                .get_run(&format!("anon-{i}"), "r")
+                .await
+                .ok()
+                .flatten();
+            assert_eq!(kept.as_ref(), Some(&big), "anon-{i} lost its run");
+        }
+    }
+
+    #[tokio::test]
+    async fn expired_records_free_their_budget() {
+        let store = MemoryStore::with_limits(SMALL);
+        let big = json!({"trace": "x".repeat(20 * 1024)});
+        for i in 0..3 {
             let put = store
-                .put_run("scope", &id, &record, Duration::from_secs(60))
+                .put_run("s", &format!("r{i}"), &big, Duration::from_millis(30))
                 .await;
             assert!(put.is_ok());
         }
-        let [runs, ..] = store.weighted_sizes().await;
-        assert!(runs <= limits.runs_bytes, "{runs} > {}", limits.runs_bytes);
-        // LRU keeps the newest writes.
-        let newest = store.get_run("scope", "run-999").await.ok().flatten();
-        assert_eq!(newest, Some(record));
+        assert!(store.used_bytes("s").0 > 60_000);
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        assert_eq!(store.used_bytes("s"), (0, 0));
+        assert!(store.admit("s").await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn accounting_returns_to_zero_after_rewrites_and_releases() {
+        let store = MemoryStore::with_limits(SMALL);
+        let ttl = Duration::from_secs(60);
+        for i in 0..5 {
+            let record = json!({"v": "x".repeat(100 * i)});
+            assert!(store.put_run("s", "same", &record, ttl).await.is_ok());
+        }
+        let one = store.used_bytes("s").0;
+        assert!(one > 400 && one < 2_000, "{one}");
+        let claim = store.claim_idempotency("s", "k", "fp", "a", ttl).await;
+        assert_eq!(claim.ok(), Some(IdempotencyClaim::Acquired));
+        assert!(store.release_idempotency("s", "k", "a").await.is_ok());
+        assert_eq!(store.used_bytes("s").0, one);
     }
 
     #[tokio::test]

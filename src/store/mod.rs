@@ -38,13 +38,19 @@ pub enum StoreError {
     /// The backend answered, but what it holds is not what this gateway wrote.
     #[error("store data corrupt: {0}")]
     Corrupt(String),
+    /// The embedded store's byte budget (the principal's or the whole
+    /// store's) has no room for a new record; nothing was evicted for it.
+    #[error("store budget full: {0}")]
+    Full(String),
 }
 
 impl StoreError {
     /// The message without the variant's prefix, for wrapping in a larger one.
     pub fn detail(&self) -> &str {
         match self {
-            StoreError::Unavailable(detail) | StoreError::Corrupt(detail) => detail,
+            StoreError::Unavailable(detail)
+            | StoreError::Corrupt(detail)
+            | StoreError::Full(detail) => detail,
         }
     }
 }
@@ -52,12 +58,18 @@ impl StoreError {
 /// What an atomic idempotency claim found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum IdempotencyClaim {
-    /// This caller now owns the key and must execute, then `complete_idempotency` or `release_idempotency`.
+    /// This attempt now owns the key (or already did: a retried claim of the
+    /// same attempt): it must start the run with `start_idempotency`, then
+    /// `complete_idempotency`, or `release_idempotency` when refused.
     Acquired,
-    /// Another attempt holds the key and has not recorded a response yet (running, or it died mid-run).
+    /// Another attempt holds the key and has not recorded a response yet.
+    /// `started: false`: it has not started its run, and its claim is a short
+    /// lease that frees the key by itself; `true`: the run started (running,
+    /// or its process died mid-run).
     InFlight {
         fingerprint: String,
         claimed_at_ms: u64,
+        started: bool,
     },
     /// The first attempt finished; replay `response` if `fingerprint` matches, else it is a conflict.
     Completed {
@@ -71,7 +83,8 @@ pub enum IdempotencyClaim {
 /// Its JSON form (`{"state":"pending",...}` / `{"state":"completed",...}`) is
 /// what Redis holds and what the Lua scripts in [`redis`] inspect, so the field
 /// names are part of the stored schema (`v1`): change them only with a new
-/// schema version.
+/// schema version. `attempt` and `started` were added compatibly: a record
+/// without them reads as owned by nobody and started, the cautious reading.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub(crate) enum IdempotencyRecord {
@@ -79,13 +92,26 @@ pub(crate) enum IdempotencyRecord {
     Pending {
         fingerprint: String,
         claimed_at_ms: u64,
+        /// The owning attempt (random, one per request).
+        #[serde(default)]
+        attempt: String,
+        /// Whether the owner started the run (then the record lives for the
+        /// dedup window; before, for the claim lease).
+        #[serde(default = "started_when_unknown")]
+        started: bool,
     },
     /// The owning attempt finished and recorded the response to replay.
     Completed {
         fingerprint: String,
         response: serde_json::Value,
         completed_at_ms: u64,
+        #[serde(default)]
+        attempt: String,
     },
+}
+
+fn started_when_unknown() -> bool {
+    true
 }
 
 impl IdempotencyRecord {
@@ -95,9 +121,12 @@ impl IdempotencyRecord {
             IdempotencyRecord::Pending {
                 fingerprint,
                 claimed_at_ms,
+                started,
+                ..
             } => IdempotencyClaim::InFlight {
                 fingerprint,
                 claimed_at_ms,
+                started,
             },
             IdempotencyRecord::Completed {
                 fingerprint,
@@ -110,9 +139,33 @@ impl IdempotencyRecord {
         }
     }
 
-    /// Whether this is a claim that `fingerprint`'s attempt may still complete or release.
-    pub(crate) fn is_pending_for(&self, fingerprint: &str) -> bool {
-        matches!(self, IdempotencyRecord::Pending { fingerprint: f, .. } if f == fingerprint)
+    /// Whether this is a claim that `attempt` owns and may still start,
+    /// complete or release.
+    pub(crate) fn is_pending_for(&self, attempt: &str) -> bool {
+        matches!(self, IdempotencyRecord::Pending { attempt: a, .. } if !a.is_empty() && a == attempt)
+    }
+
+    /// Whether `attempt` already recorded this response (a retried completion).
+    pub(crate) fn is_completed_by(&self, attempt: &str) -> bool {
+        matches!(self, IdempotencyRecord::Completed { attempt: a, .. } if !a.is_empty() && a == attempt)
+    }
+
+    /// The same claim, marked as started.
+    pub(crate) fn started(&self) -> Option<IdempotencyRecord> {
+        match self {
+            IdempotencyRecord::Pending {
+                fingerprint,
+                claimed_at_ms,
+                attempt,
+                ..
+            } => Some(IdempotencyRecord::Pending {
+                fingerprint: fingerprint.clone(),
+                claimed_at_ms: *claimed_at_ms,
+                attempt: attempt.clone(),
+                started: true,
+            }),
+            IdempotencyRecord::Completed { .. } => None,
+        }
     }
 }
 
@@ -126,6 +179,13 @@ pub trait Store: Send + Sync + 'static {
     fn backend(&self) -> &'static str;
     /// Cheap liveness check of the backend (readyz).
     async fn ping(&self) -> Result<(), StoreError>;
+    /// Whether `scope` may start something that will write records: the
+    /// embedded store refuses with [`StoreError::Full`] when the principal's
+    /// (or the store's) budget has no room, so the refusal comes before
+    /// execution. Redis has no per-principal budget: always `Ok`.
+    async fn admit(&self, _scope: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// Durably write a run record; returns only after the write is acknowledged. `scope` is the principal namespace.
     async fn put_run(
         &self,
@@ -140,38 +200,55 @@ pub trait Store: Send + Sync + 'static {
         scope: &str,
         run_id: &str,
     ) -> Result<Option<serde_json::Value>, StoreError>;
-    /// Atomic claim (SET NX + expiry in Redis). The claim lives for `ttl` (the dedup window, >= retention).
+    /// Atomic claim (SET NX + expiry in Redis) by one `attempt` (a random id
+    /// per request). The claim is a short `lease`: it frees the key by itself
+    /// unless the owner starts the run in time. Claiming again with the same
+    /// attempt answers `Acquired`, so a claim whose reply was lost can be retried.
     ///
     /// On `Err(Unavailable)` the claim may or may not have been recorded (the
-    /// write can land after the timeout fired); the request must be refused and
-    /// a later retry will see either `Acquired` or `InFlight`.
+    /// write can land after the timeout fired); the request must be refused,
+    /// and the owner releases the claim later (or the lease ends it).
     async fn claim_idempotency(
         &self,
         scope: &str,
         key: &str,
         fingerprint: &str,
-        ttl: Duration,
+        attempt: &str,
+        lease: Duration,
     ) -> Result<IdempotencyClaim, StoreError>;
-    /// Record the response of the owning attempt (only if the stored claim is still ours: same fingerprint and still pending).
+    /// Marks the owner's claim as started, right before execution, and keeps
+    /// it for `window` (the dedup window, >= retention). `Ok(false)`: the
+    /// claim is no longer this attempt's (its lease ended): it must not run.
+    async fn start_idempotency(
+        &self,
+        scope: &str,
+        key: &str,
+        attempt: &str,
+        window: Duration,
+    ) -> Result<bool, StoreError>;
+    /// Record the response of the owning attempt (only over the claim it
+    /// still owns; a retried completion by the same attempt is a no-op).
     ///
-    /// When the claim is no longer ours (expired, released, already completed)
-    /// nothing is written and `Ok(())` is returned: the run happened, and
-    /// failing its response because the dedup record could not be written would
-    /// turn a started run into a request error.
+    /// When the claim is no longer ours (expired, released, completed by
+    /// another) nothing is written and `Ok(())` is returned: the run happened,
+    /// and failing its response because the dedup record could not be written
+    /// would turn a started run into a request error.
     async fn complete_idempotency(
         &self,
         scope: &str,
         key: &str,
         fingerprint: &str,
+        attempt: &str,
         response: &serde_json::Value,
         ttl: Duration,
     ) -> Result<(), StoreError>;
-    /// Drop a pending claim we own (request refused before execution). Never deletes a completed record.
+    /// Drop a pending claim `attempt` owns (nothing was executed). Never
+    /// deletes a completed record or another attempt's claim.
     async fn release_idempotency(
         &self,
         scope: &str,
         key: &str,
-        fingerprint: &str,
+        attempt: &str,
     ) -> Result<(), StoreError>;
     /// Create or replace a promoted program, kept for `ttl` from this write
     /// (the language's `promotion_lifetime`; promoting again renews it).
@@ -220,23 +297,27 @@ pub async fn connect(
     redis_url: Option<&str>,
     op_timeout: Duration,
 ) -> Result<Arc<dyn Store>, StoreError> {
-    connect_with_ca(redis_url, op_timeout, None).await
+    connect_with(redis_url, op_timeout, memory::MemoryLimits::default(), None).await
 }
 
-/// [`connect`], trusting the CA certificates of `ca_pem` (PEM) besides the
-/// system roots for a `rediss://` URL.
-pub async fn connect_with_ca(
+/// [`connect`] with the embedded store's budgets, trusting the CA
+/// certificates of `ca_pem` (PEM) besides the system roots for a `rediss://`
+/// URL.
+pub async fn connect_with(
     redis_url: Option<&str>,
     op_timeout: Duration,
+    limits: memory::MemoryLimits,
     ca_pem: Option<Vec<u8>>,
 ) -> Result<Arc<dyn Store>, StoreError> {
     match redis_url {
         None => {
             tracing::info!(
                 backend = "memory",
+                principal_bytes = limits.principal_bytes,
+                total_bytes = limits.total_bytes,
                 "using the embedded store (one instance only)"
             );
-            Ok(Arc::new(memory::MemoryStore::new()))
+            Ok(Arc::new(memory::MemoryStore::with_limits(limits)))
         }
         Some(url) => {
             let store = redis::RedisStore::connect_with_ca(url, op_timeout, ca_pem).await?;
@@ -301,25 +382,53 @@ mod tests {
         let pending = IdempotencyRecord::Pending {
             fingerprint: "fp".into(),
             claimed_at_ms: 7,
+            attempt: "a1".into(),
+            started: false,
         };
         assert_eq!(
             serde_json::to_value(&pending).ok(),
-            Some(serde_json::json!({"state": "pending", "fingerprint": "fp", "claimed_at_ms": 7}))
+            Some(
+                serde_json::json!({"state": "pending", "fingerprint": "fp", "claimed_at_ms": 7,
+                "attempt": "a1", "started": false})
+            )
         );
         let completed = IdempotencyRecord::Completed {
             fingerprint: "fp".into(),
             response: serde_json::json!({"ok": true}),
             completed_at_ms: 9,
+            attempt: "a1".into(),
         };
         assert_eq!(
             serde_json::to_value(&completed).ok(),
             Some(serde_json::json!({
                 "state": "completed", "fingerprint": "fp",
-                "response": {"ok": true}, "completed_at_ms": 9
+                "response": {"ok": true}, "completed_at_ms": 9, "attempt": "a1"
             }))
         );
-        assert!(pending.is_pending_for("fp"));
+        assert!(pending.is_pending_for("a1"));
         assert!(!pending.is_pending_for("other"));
-        assert!(!completed.is_pending_for("fp"));
+        assert!(!completed.is_pending_for("a1"));
+        assert!(completed.is_completed_by("a1"));
+        assert_eq!(
+            pending.started().map(|r| r.into_claim()),
+            Some(IdempotencyClaim::InFlight {
+                fingerprint: "fp".into(),
+                claimed_at_ms: 7,
+                started: true
+            })
+        );
+    }
+
+    #[test]
+    fn records_written_before_attempts_read_as_started_and_unowned() {
+        let old: IdempotencyRecord = serde_json::from_value(
+            serde_json::json!({"state": "pending", "fingerprint": "fp", "claimed_at_ms": 7}),
+        )
+        .expect("an old pending record parses");
+        assert!(!old.is_pending_for(""));
+        assert!(matches!(
+            old.into_claim(),
+            IdempotencyClaim::InFlight { started: true, .. }
+        ));
     }
 }

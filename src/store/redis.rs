@@ -1,7 +1,8 @@
 //! [`Store`] on Redis: the shared state of a multi-instance deployment.
 //!
 //! One [`ConnectionManager`] (a multiplexed connection that reconnects by
-//! itself) is shared by all requests. Every operation is bounded by the
+//! itself, at once over RESP3, and kept alive by a pinging keeper task) is
+//! shared by all requests. Every operation is bounded by the
 //! configured timeout and fails with [`StoreError::Unavailable`] instead of
 //! waiting on a dead or frozen server, so a Redis outage costs a request at
 //! most the timeout and never a stuck worker.
@@ -14,7 +15,7 @@
 //! | key | value | expiry |
 //! |---|---|---|
 //! | `pilotage:v1:{scope}:run:{run_id}` | run record | `PX` retention |
-//! | `pilotage:v1:{scope}:idem:{key}` | `{"state":"pending",fingerprint,claimed_at_ms}` or `{"state":"completed",fingerprint,response,completed_at_ms}` | `PX` dedup window |
+//! | `pilotage:v1:{scope}:idem:{key}` | `{"state":"pending",fingerprint,claimed_at_ms,attempt,started}` or `{"state":"completed",fingerprint,response,completed_at_ms,attempt}` | `PX` claim lease until started, then the dedup window |
 //! | `pilotage:v1:{scope}:prog:{ref}` | program record | `PX` promotion lifetime |
 //! | `pilotage:v1:{scope}:prog-index` | sorted set of refs, scored by their expiry (ms since the epoch) | `PX` promotion lifetime of the latest promotion |
 //! | `pilotage:v1:{scope}:cv:{version}` | catalog snapshot | `PX` |
@@ -62,48 +63,134 @@ fn revoked_session_key(session_id: &str) -> String {
     format!("{KEY_PREFIX}:session-revoked:{session_id}")
 }
 
+/// Claims a free key for one attempt, or answers what holds it.
+///
+/// KEYS[1] idempotency key; ARGV[1] pending record (JSON); ARGV[2] lease in
+/// ms; ARGV[3] attempt. Returns 1 when the key is now (or already was) this
+/// attempt's, else the stored record as it is.
+const CLAIM_SCRIPT: &str = r#"
+local raw = redis.call('GET', KEYS[1])
+if not raw then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+local ok, rec = pcall(cjson.decode, raw)
+if ok and type(rec) == 'table' and rec.state == 'pending' and rec.attempt == ARGV[3] then
+  return 1
+end
+return raw
+"#;
+
+/// Marks the owner's pending claim as started and keeps it for the window.
+///
+/// KEYS[1] idempotency key; ARGV[1] attempt; ARGV[2] window in ms. Returns 1
+/// marked (or already marked), 0 not ours (absent, another attempt's,
+/// completed), -1 unreadable record.
+const START_SCRIPT: &str = r#"
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local ok, rec = pcall(cjson.decode, raw)
+if not ok or type(rec) ~= 'table' then return -1 end
+if rec.state ~= 'pending' or rec.attempt ~= ARGV[1] then return 0 end
+rec.started = true
+redis.call('SET', KEYS[1], cjson.encode(rec), 'PX', ARGV[2])
+return 1
+"#;
+
 /// Records the owner's response, only over the owner's still-pending claim.
 ///
-/// KEYS[1] idempotency key; ARGV[1] fingerprint; ARGV[2] completed record
-/// (JSON); ARGV[3] expiry in ms. Returns 1 written, 0 not ours (absent,
-/// other fingerprint, already completed), -1 unreadable record.
+/// KEYS[1] idempotency key; ARGV[1] attempt; ARGV[2] completed record
+/// (JSON); ARGV[3] expiry in ms. Returns 1 written (or already written by
+/// this attempt), 0 not ours (absent, another attempt's), -1 unreadable record.
 const COMPLETE_SCRIPT: &str = r#"
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
 local ok, rec = pcall(cjson.decode, raw)
 if not ok or type(rec) ~= 'table' then return -1 end
-if rec.state ~= 'pending' or rec.fingerprint ~= ARGV[1] then return 0 end
+if rec.state == 'completed' and rec.attempt == ARGV[1] then return 1 end
+if rec.state ~= 'pending' or rec.attempt ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 "#;
 
-/// Deletes the caller's claim, only while it is still pending.
+/// Deletes the attempt's claim, only while it is still pending.
 ///
-/// KEYS[1] idempotency key; ARGV[1] fingerprint. Returns 1 deleted, 0 not
-/// ours or completed (kept), -1 unreadable record (kept).
+/// KEYS[1] idempotency key; ARGV[1] attempt. Returns 1 deleted, 0 not ours
+/// or completed (kept), -1 unreadable record (kept).
 const RELEASE_SCRIPT: &str = r#"
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
 local ok, rec = pcall(cjson.decode, raw)
 if not ok or type(rec) ~= 'table' then return -1 end
-if rec.state ~= 'pending' or rec.fingerprint ~= ARGV[1] then return 0 end
+if rec.state ~= 'pending' or rec.attempt ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1
 "#;
 
 /// Reconnection attempts per outage before the manager reports the error to
-/// the waiting requests (and starts over on the next request). Few attempts
-/// with a short cap keep recovery after a Redis restart around a second.
+/// the waiting requests. Few attempts with a short cap keep recovery after a
+/// Redis restart around a second; the keeper task starts over while Redis
+/// stays away.
 const RECONNECT_RETRIES: usize = 3;
 const RECONNECT_MIN_DELAY: Duration = Duration::from_millis(50);
 const RECONNECT_MAX_DELAY: Duration = Duration::from_secs(1);
+/// How often the keeper pings Redis, so a lost connection is re-established
+/// between requests rather than by the next request failing.
+const KEEPER_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The Redis-backed store.
 pub struct RedisStore {
     conn: ConnectionManager,
     op_timeout: Duration,
+    claim: Script,
+    start: Script,
     complete: Script,
     release: Script,
+    _keeper: Keeper,
+}
+
+/// The background task that keeps the connection alive; ends with the store.
+struct Keeper(tokio::task::JoinHandle<()>);
+
+impl Drop for Keeper {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl Keeper {
+    /// Pings every [`KEEPER_INTERVAL`]: a failed ping makes the connection
+    /// manager reconnect now, and the transitions are logged for operators.
+    fn spawn(conn: ConnectionManager, op_timeout: Duration) -> Keeper {
+        Keeper(tokio::spawn(async move {
+            let mut healthy = true;
+            loop {
+                tokio::time::sleep(KEEPER_INTERVAL).await;
+                let mut c = conn.clone();
+                let ping =
+                    tokio::time::timeout(op_timeout, cmd("PING").query_async::<String>(&mut c))
+                        .await;
+                match (ping, healthy) {
+                    (Ok(Ok(_)), false) => {
+                        tracing::info!(backend = "redis", "store connection re-established");
+                        healthy = true;
+                    }
+                    (Ok(Err(e)), true) => {
+                        tracing::warn!(backend = "redis", error = %e, "store connection lost; reconnecting");
+                        healthy = false;
+                    }
+                    (Err(_), true) => {
+                        tracing::warn!(
+                            backend = "redis",
+                            "store not answering within the operation timeout"
+                        );
+                        healthy = false;
+                    }
+                    _ => {}
+                }
+            }
+        }))
+    }
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -146,18 +233,8 @@ impl RedisStore {
         ca_pem: Option<Vec<u8>>,
     ) -> Result<Self, StoreError> {
         let shown = redact_url(url);
-        crate::tls::install_crypto_provider();
-        let client = match ca_pem {
-            Some(root_cert) => Client::build_with_tls(
-                url,
-                ::redis::TlsCertificates {
-                    client_tls: None,
-                    root_cert: Some(root_cert),
-                },
-            ),
-            None => Client::open(url),
-        }
-        .map_err(|e| StoreError::Unavailable(format!("invalid Redis URL {shown}: {e}")))?;
+        let client = client_for(url, ca_pem)
+            .map_err(|e| StoreError::Unavailable(format!("invalid Redis URL {shown}: {e}")))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(op_timeout))
             .set_response_timeout(Some(op_timeout))
@@ -197,18 +274,22 @@ impl RedisStore {
             Err(_) => return Err(unreachable("no answer in time".into())),
         };
         let store = RedisStore {
+            _keeper: Keeper::spawn(conn.clone(), op_timeout),
             conn,
             op_timeout,
+            claim: Script::new(CLAIM_SCRIPT),
+            start: Script::new(START_SCRIPT),
             complete: Script::new(COMPLETE_SCRIPT),
             release: Script::new(RELEASE_SCRIPT),
         };
-        // Loaded now so that complete/release are one EVALSHA round trip; after
-        // a Redis restart the first call reloads transparently (NOSCRIPT).
+        // Loaded now so that each script is one EVALSHA round trip; after a
+        // Redis restart the first call reloads transparently (NOSCRIPT).
         store
-            .bounded("script load", async {
+            .bounded("script load", || async {
                 let mut conn = store.conn.clone();
-                store.complete.load_async(&mut conn).await?;
-                store.release.load_async(&mut conn).await?;
+                for script in [&store.claim, &store.start, &store.complete, &store.release] {
+                    script.load_async(&mut conn).await?;
+                }
                 Ok(())
             })
             .await
@@ -218,24 +299,38 @@ impl RedisStore {
     }
 
     /// Runs one store operation under the timeout, mapping every failure.
-    async fn bounded<T>(
-        &self,
-        op: &'static str,
-        work: impl Future<Output = Result<T, OpError>>,
-    ) -> Result<T, StoreError> {
-        match tokio::time::timeout(self.op_timeout, work).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(OpError::Store(err))) => Err(err),
-            Ok(Err(OpError::Redis(err))) => Err(map_redis_error(op, &err)),
-            Err(_) => Err(StoreError::Unavailable(format!(
-                "redis {op}: no reply within {} ms",
-                self.op_timeout.as_millis()
-            ))),
+    ///
+    /// An operation that failed because the connection was lost (Redis
+    /// restarted, a proxy dropped it) is tried once more on the connection
+    /// the manager re-establishes: every operation here is safe to repeat
+    /// (plain reads and overwrites, and scripts that recognise their own
+    /// attempt). A timeout is not retried: the command may still be queued.
+    async fn bounded<T, F>(&self, op: &'static str, work: impl Fn() -> F) -> Result<T, StoreError>
+    where
+        F: Future<Output = Result<T, OpError>>,
+    {
+        let mut retried = false;
+        loop {
+            match tokio::time::timeout(self.op_timeout, work()).await {
+                Ok(Ok(value)) => return Ok(value),
+                Ok(Err(OpError::Store(err))) => return Err(err),
+                Ok(Err(OpError::Redis(err))) if !retried && connection_lost(&err) => {
+                    tracing::info!(backend = "redis", op, error = %err, "store connection lost; retrying once on a new connection");
+                    retried = true;
+                }
+                Ok(Err(OpError::Redis(err))) => return Err(map_redis_error(op, &err)),
+                Err(_) => {
+                    return Err(StoreError::Unavailable(format!(
+                        "redis {op}: no reply within {} ms",
+                        self.op_timeout.as_millis()
+                    )));
+                }
+            }
         }
     }
 
     async fn get_json(&self, op: &'static str, key: String) -> Result<Option<Value>, StoreError> {
-        self.bounded(op, async {
+        self.bounded(op, || async {
             let mut conn = self.conn.clone();
             let raw: Option<Vec<u8>> = cmd("GET").arg(&key).query_async(&mut conn).await?;
             match raw {
@@ -254,11 +349,11 @@ impl RedisStore {
         ttl: Duration,
     ) -> Result<(), StoreError> {
         let json = encode(value)?;
-        self.bounded(op, async {
+        self.bounded(op, || async {
             let mut conn = self.conn.clone();
             let () = cmd("SET")
                 .arg(&key)
-                .arg(json)
+                .arg(&json)
                 .arg("PX")
                 .arg(ttl_ms(ttl))
                 .query_async(&mut conn)
@@ -267,6 +362,41 @@ impl RedisStore {
         })
         .await
     }
+}
+
+/// A client for `url`, speaking RESP3 unless the URL asks otherwise: over
+/// RESP3 the connection reports its own loss, and the manager reconnects at
+/// once instead of when the next request fails.
+fn client_for(url: &str, ca_pem: Option<Vec<u8>>) -> Result<Client, RedisError> {
+    use ::redis::{IntoConnectionInfo, ProtocolVersion};
+    let info = url.into_connection_info()?;
+    let info = if url.contains("protocol=") {
+        info
+    } else {
+        let settings = info
+            .redis_settings()
+            .clone()
+            .set_protocol(ProtocolVersion::RESP3);
+        info.set_redis_settings(settings)
+    };
+    match ca_pem {
+        Some(root_cert) => {
+            crate::tls::install_crypto_provider();
+            Client::build_with_tls(
+                info,
+                ::redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(root_cert),
+                },
+            )
+        }
+        None => Client::open(info),
+    }
+}
+
+/// Whether a failure means the connection is gone (and a new one is coming).
+fn connection_lost(err: &RedisError) -> bool {
+    err.is_io_error() || err.is_connection_dropped() || err.is_connection_refusal()
 }
 
 /// Classifies a Redis failure: data we cannot read is `Corrupt`, anything
@@ -322,7 +452,7 @@ impl Store for RedisStore {
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
-        self.bounded("ping", async {
+        self.bounded("ping", || async {
             let mut conn = self.conn.clone();
             let _: String = cmd("PING").query_async(&mut conn).await?;
             Ok(())
@@ -352,41 +482,60 @@ impl Store for RedisStore {
         scope: &str,
         key: &str,
         fingerprint: &str,
-        ttl: Duration,
+        attempt: &str,
+        lease: Duration,
     ) -> Result<IdempotencyClaim, StoreError> {
         let key = idempotency_key(scope, key);
         let pending = encode(&IdempotencyRecord::Pending {
             fingerprint: fingerprint.to_owned(),
             claimed_at_ms: now_ms(),
+            attempt: attempt.to_owned(),
+            started: false,
         })?;
-        let ttl_ms = ttl_ms(ttl);
-        self.bounded("claim_idempotency", async {
-            let mut conn = self.conn.clone();
-            // Two rounds: the existing record can expire or be released between
-            // our failed SET NX and the GET; then the key is free to claim again.
-            for _ in 0..2 {
-                let set: ::redis::Value = cmd("SET")
-                    .arg(&key)
-                    .arg(&pending)
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(ttl_ms)
-                    .query_async(&mut conn)
-                    .await?;
-                if set != ::redis::Value::Nil {
-                    return Ok(IdempotencyClaim::Acquired);
-                }
-                let existing: Option<Vec<u8>> = cmd("GET").arg(&key).query_async(&mut conn).await?;
-                if let Some(bytes) = existing {
-                    let record: IdempotencyRecord = decode(&key, &bytes)?;
-                    return Ok(record.into_claim());
-                }
+        let lease_ms = ttl_ms(lease);
+        let found: ::redis::Value = self
+            .bounded("claim_idempotency", || async {
+                let mut conn = self.conn.clone();
+                let mut call = self.claim.prepare_invoke();
+                call.key(&key).arg(&pending).arg(lease_ms).arg(attempt);
+                Ok(call.invoke_async(&mut conn).await?)
+            })
+            .await?;
+        match found {
+            ::redis::Value::Int(1) => Ok(IdempotencyClaim::Acquired),
+            ::redis::Value::BulkString(bytes) => {
+                let record: IdempotencyRecord = decode(&key, &bytes)?;
+                Ok(record.into_claim())
             }
-            Err(OpError::Store(StoreError::Unavailable(format!(
-                "redis claim_idempotency: {key} kept changing under concurrent claims"
-            ))))
-        })
-        .await
+            other => Err(StoreError::Corrupt(format!(
+                "redis claim_idempotency: unexpected script reply {other:?}"
+            ))),
+        }
+    }
+
+    async fn start_idempotency(
+        &self,
+        scope: &str,
+        key: &str,
+        attempt: &str,
+        window: Duration,
+    ) -> Result<bool, StoreError> {
+        let key = idempotency_key(scope, key);
+        let outcome: i64 = self
+            .bounded("start_idempotency", || async {
+                let mut conn = self.conn.clone();
+                let mut call = self.start.prepare_invoke();
+                call.key(&key).arg(attempt).arg(ttl_ms(window));
+                Ok(call.invoke_async(&mut conn).await?)
+            })
+            .await?;
+        match outcome {
+            1 => Ok(true),
+            0 => Ok(false),
+            _ => Err(StoreError::Corrupt(format!(
+                "value at {key} is not a valid idempotency record"
+            ))),
+        }
     }
 
     async fn complete_idempotency(
@@ -394,6 +543,7 @@ impl Store for RedisStore {
         scope: &str,
         key: &str,
         fingerprint: &str,
+        attempt: &str,
         response: &Value,
         ttl: Duration,
     ) -> Result<(), StoreError> {
@@ -402,15 +552,13 @@ impl Store for RedisStore {
             fingerprint: fingerprint.to_owned(),
             response: response.clone(),
             completed_at_ms: now_ms(),
+            attempt: attempt.to_owned(),
         })?;
         let outcome: i64 = self
-            .bounded("complete_idempotency", async {
+            .bounded("complete_idempotency", || async {
                 let mut conn = self.conn.clone();
                 let mut call = self.complete.prepare_invoke();
-                call.key(&key)
-                    .arg(fingerprint)
-                    .arg(completed)
-                    .arg(ttl_ms(ttl));
+                call.key(&key).arg(attempt).arg(&completed).arg(ttl_ms(ttl));
                 Ok(call.invoke_async(&mut conn).await?)
             })
             .await?;
@@ -433,14 +581,14 @@ impl Store for RedisStore {
         &self,
         scope: &str,
         key: &str,
-        fingerprint: &str,
+        attempt: &str,
     ) -> Result<(), StoreError> {
         let key = idempotency_key(scope, key);
         let outcome: i64 = self
-            .bounded("release_idempotency", async {
+            .bounded("release_idempotency", || async {
                 let mut conn = self.conn.clone();
                 let mut call = self.release.prepare_invoke();
-                call.key(&key).arg(fingerprint);
+                call.key(&key).arg(attempt);
                 Ok(call.invoke_async(&mut conn).await?)
             })
             .await?;
@@ -462,7 +610,7 @@ impl Store for RedisStore {
         let json = encode(record)?;
         let ttl = ttl_ms(ttl);
         let expires_at = now_ms().saturating_add(ttl);
-        self.bounded("put_program", async {
+        self.bounded("put_program", || async {
             let mut conn = self.conn.clone();
             // MULTI/EXEC: a listed ref always has its record. The index lives
             // as long as its newest member; expired members are pruned by
@@ -471,7 +619,7 @@ impl Store for RedisStore {
                 .atomic()
                 .cmd("SET")
                 .arg(program_key(scope, program_ref))
-                .arg(json)
+                .arg(&json)
                 .arg("PX")
                 .arg(ttl)
                 .ignore()
@@ -501,7 +649,7 @@ impl Store for RedisStore {
     }
 
     async fn list_programs(&self, scope: &str) -> Result<Vec<Value>, StoreError> {
-        self.bounded("list_programs", async {
+        self.bounded("list_programs", || async {
             let mut conn = self.conn.clone();
             // Members whose record expired go first; the rest in ref order.
             let (mut refs,): (Vec<String>,) = ::redis::pipe()
@@ -566,7 +714,7 @@ impl Store for RedisStore {
 
     async fn is_session_revoked(&self, session_id: &str) -> Result<bool, StoreError> {
         let key = revoked_session_key(session_id);
-        self.bounded("is_session_revoked", async {
+        self.bounded("is_session_revoked", || async {
             let mut conn = self.conn.clone();
             let found: i64 = cmd("EXISTS").arg(&key).query_async(&mut conn).await?;
             Ok(found > 0)

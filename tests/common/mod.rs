@@ -12,6 +12,8 @@
 
 #![allow(dead_code)]
 
+pub mod redis_server;
+
 use pilotage_gateway::config::Config;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

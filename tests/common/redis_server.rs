@@ -1,77 +1,73 @@
-//! A throwaway `redis-server` for gateway tests that count what the store
-//! holds: started on a free loopback port without persistence, killed on
-//! drop. `redis-server` must be on PATH (`scripts/install-deps` installs it);
-//! a missing one fails the test rather than skipping it.
-
-#![allow(dead_code)]
+//! A `redis-server` the test owns: started on a free loopback port, frozen
+//! (SIGSTOP) and thawed, killed and restarted on the same port, killed on drop.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub struct RedisServer {
     child: Child,
-    pub url: String,
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    pub port: u16,
+    args: Vec<String>,
+    /// The data directory (append-only file), removed on drop.
+    dir: std::path::PathBuf,
 }
 
 impl RedisServer {
-    /// Starts a server; another process may take the picked port before
-    /// redis binds it, so a few ports are tried.
-    pub async fn start() -> RedisServer {
-        for _ in 0..5 {
-            let port = std::net::TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .expect("a free loopback port")
-                .port();
-            let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--save", "", "--appendonly", "no"])
-                .arg("--dir")
-                .arg(std::env::temp_dir())
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("redis-server is on PATH (scripts/install-deps installs it)");
-            let mut server = RedisServer {
-                child,
-                url: format!("redis://127.0.0.1:{port}/0"),
-            };
-            if server.answers().await {
-                return server;
-            }
-        }
-        panic!("could not start redis-server on a free loopback port after 5 attempts");
+    /// A server without persistence.
+    pub fn start() -> RedisServer {
+        Self::start_with(false)
     }
 
-    /// Waits (bounded) until the server answers PING; false if it exited.
-    async fn answers(&mut self) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return false;
-            }
-            if let Ok(mut c) = self.connection().await
-                && redis::cmd("PING")
-                    .query_async::<String>(&mut c)
-                    .await
-                    .is_ok()
-            {
-                return true;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    /// A server that fsyncs every write to its append-only file, so a
+    /// restart keeps everything (as a durable deployment would).
+    pub fn durable() -> RedisServer {
+        Self::start_with(true)
+    }
+
+    fn start_with(durable: bool) -> RedisServer {
+        assert!(
+            Command::new("redis-server")
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success()),
+            "redis-server is not on PATH: run scripts/install-deps"
+        );
+        let dir = std::env::temp_dir().join(format!(
+            "pilotage-redis-{}-{:x}",
+            std::process::id(),
+            rand_suffix()
+        ));
+        std::fs::create_dir_all(&dir).expect("redis data dir");
+        let mut args: Vec<String> = ["--bind", "127.0.0.1", "--save", ""]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        if durable {
+            args.extend(["--appendonly", "yes", "--appendfsync", "always"].map(String::from));
+        } else {
+            args.extend(["--appendonly", "no"].map(String::from));
         }
-        false
+        args.extend(["--dir".to_string(), dir.display().to_string()]);
+        for _ in 0..5 {
+            let port = free_port();
+            if let Some(child) = spawn(port, &args) {
+                return RedisServer {
+                    child,
+                    port,
+                    args,
+                    dir,
+                };
+            }
+        }
+        panic!("could not start redis-server on a free loopback port");
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
     }
 
     async fn connection(&self) -> redis::RedisResult<redis::aio::MultiplexedConnection> {
-        redis::Client::open(self.url.as_str())?
+        redis::Client::open(self.url())?
             .get_multiplexed_async_connection()
             .await
     }
@@ -96,4 +92,101 @@ impl RedisServer {
         keys.sort();
         keys
     }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the server again on the same port (after `kill`, or killing it
+    /// now), and waits until it answers.
+    pub fn restart(&mut self) {
+        self.kill();
+        for _ in 0..50 {
+            if let Some(child) = spawn(self.port, &self.args) {
+                self.child = child;
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("redis-server did not come back on port {}", self.port);
+    }
+
+    /// SIGSTOP: connections stay open, nothing answers.
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// SIGCONT: the server answers its queue.
+    pub fn thaw(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill {signal} failed");
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn rand_suffix() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.finish()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// Starts `redis-server` on `port` and waits until it answers PING; `None`
+/// when it exits first (port taken) or never answers.
+fn spawn(port: u16, args: &[String]) -> Option<Child> {
+    let mut child = Command::new("redis-server")
+        .args(["--port", &port.to_string()])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn redis-server");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return None;
+        }
+        if answers_ping(port) {
+            return Some(child);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+fn answers_ping(port: u16) -> bool {
+    Command::new("redis-cli")
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "ping"])
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"PONG"))
 }

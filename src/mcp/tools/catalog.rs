@@ -8,7 +8,6 @@ use crate::auth::Principal;
 use crate::catalog::CatalogView;
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::pilotage::{RequestError, RequestErrorKind};
-use crate::validate::internal;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -39,7 +38,11 @@ pub async fn call(gw: &Gateway, principal: &Principal, args: &Args) -> ToolResul
             "changed_since is not declared for {language}: list the catalog again and compare catalog_version"
         )));
     }
-    let view = gw.catalog.view(principal).await.map_err(|e| internal(&e))?;
+    let view = gw
+        .catalog
+        .view(principal)
+        .await
+        .map_err(|e| e.before_execution())?;
     match verb {
         "list" => list(lang, &view, args),
         "get" => get(lang, &view, args),
@@ -171,7 +174,12 @@ async fn changed(
         .catalog
         .changes_since(principal, view, baseline)
         .await
-        .map_err(|e| RequestError::internal(format!("the gateway's store failed: {e}")))?;
+        .map_err(|e| {
+            crate::validate::store_internal(
+                &e,
+                "the changed_since baseline could not be read: retry later",
+            )
+        })?;
     match changes {
         Some(changes) => {
             let n = changes.len();

@@ -6,7 +6,7 @@ use super::{Args, Reply, ToolResult};
 use crate::auth::Principal;
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::pilotage::RequestError;
-use crate::validate::{self, internal};
+use crate::validate;
 
 pub async fn call(
     gw: &Gateway,
@@ -20,7 +20,14 @@ pub async fn call(
             "the program goes in '{argument}'"
         )));
     };
-    let view = gw.catalog.view(principal).await.map_err(|e| internal(&e))?;
+    // Bounds first: an oversized program costs nothing else, not even the
+    // caller's catalog.
+    crate::language::checks::bounds(program, &lang.config.bounds)?;
+    let view = gw
+        .catalog
+        .view(principal)
+        .await
+        .map_err(|e| e.before_execution())?;
     let verdict =
         validate::validate(gw, lang, principal, &view, program, args.value("context")).await?;
     let response = validate::response(lang, &verdict, &view);

@@ -1,0 +1,94 @@
+//! `[cache]`: the byte budgets of the gateway's in-process caches. Each cache
+//! weighs its entries in estimated bytes, so these budgets bound memory
+//! whatever the size of one entry.
+
+use serde::Deserialize;
+
+const MIB: u64 = 1024 * 1024;
+/// Below this a cache holds too little to be worth having.
+pub(super) const MIN_BYTES: u64 = 64 * 1024;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    /// Validation verdicts (diagnostics and plans), shared by validate and
+    /// execute's re-validation.
+    pub verdict_bytes: u64,
+    /// Tenants' mapped catalogs.
+    pub catalog_bytes: u64,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self {
+            verdict_bytes: 16 * MIB,
+            catalog_bytes: 32 * MIB,
+        }
+    }
+}
+
+impl CacheConfig {
+    /// (key, problem, fix) triples.
+    pub(super) fn validate(&self) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        for (key, value) in [
+            ("cache.verdict_bytes", self.verdict_bytes),
+            ("cache.catalog_bytes", self.catalog_bytes),
+        ] {
+            if value < MIN_BYTES {
+                out.push((
+                    key.to_string(),
+                    format!("{value} bytes is below the 64 KiB minimum"),
+                    "set at least 65536, or remove the key for the default".to_string(),
+                ));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+    use std::path::Path;
+
+    fn demo() -> Config {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/gateway.local.toml");
+        let text = std::fs::read_to_string(&path).expect("demo config");
+        Config::parse(&text, &path).expect("demo config parses")
+    }
+
+    fn problem_keys(config: &Config) -> Vec<String> {
+        config.validate().into_iter().map(|p| p.key).collect()
+    }
+
+    #[test]
+    fn budgets_and_lease_are_checked_with_their_keys() {
+        let mut config = demo();
+        assert_eq!(problem_keys(&config), Vec::<String>::new());
+        config.cache.verdict_bytes = 10;
+        config.store.claim_lease_ms = 1_000;
+        config.store.memory_principal_bytes = 1_000;
+        config.store.memory_total_bytes = 500;
+        config.languages[0].bounds.max_id_bytes = 0;
+        let keys = problem_keys(&config);
+        for key in [
+            "cache.verdict_bytes",
+            "store.claim_lease_ms",
+            "store.memory_principal_bytes",
+            "store.memory_total_bytes",
+            "language[0].bounds.max_id_bytes",
+        ] {
+            assert!(
+                keys.iter().any(|k| k == key),
+                "{key} not reported: {keys:?}"
+            );
+        }
+        let lease = config
+            .validate()
+            .into_iter()
+            .find(|p| p.key == "store.claim_lease_ms")
+            .map(|p| p.fix);
+        assert_eq!(lease.as_deref(), Some("use at least 16000 (default 20000)"));
+    }
+}

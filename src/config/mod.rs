@@ -8,12 +8,15 @@
 
 mod engine;
 pub mod language;
+pub mod oauth;
 
 pub use engine::{
     CatalogFields, CheckMapping, EffectRisk, EngineMapping, EventMapping, RunMapping, pick,
 };
 pub use language::{CapabilityConfig, LanguageConfig, LoopTools};
+pub use oauth::{IssuerConfig, OAuthConfig};
 
+use crate::auth::policy::{Permissions, RiskCeiling, RiskLevel};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -143,6 +146,8 @@ pub struct AuthConfig {
     pub anonymous_scope: String,
     #[serde(rename = "key")]
     pub keys: Vec<ApiKeyConfig>,
+    /// Bearer JWT access tokens from identity providers, beside the keys.
+    pub oauth: Option<OAuthConfig>,
 }
 
 impl Default for AuthConfig {
@@ -152,6 +157,7 @@ impl Default for AuthConfig {
             anonymous_tenant: String::new(),
             anonymous_scope: AnonymousScope::Session.as_str().into(),
             keys: Vec::new(),
+            oauth: None,
         }
     }
 }
@@ -202,6 +208,16 @@ pub struct ApiKeyConfig {
     pub tenant: String,
     /// Lowercase hex SHA-256 of the bearer key.
     pub sha256: String,
+    /// What this key may do (`learn`, `validate`, `execute`, `deploy`,
+    /// `trace`); absent means all of them.
+    #[serde(default)]
+    pub permissions: Option<Vec<String>>,
+    /// The riskiest level a program of this key may reach.
+    #[serde(default)]
+    pub max_risk: Option<String>,
+    /// Risk hints no step of this key's programs may carry.
+    #[serde(default)]
+    pub forbid_risk_hints: Vec<String>,
 }
 
 /// One problem found in a configuration.
@@ -362,12 +378,17 @@ impl Config {
                 "use \"session\" (each MCP session is its own anonymous principal) or \"tenant\" (every anonymous caller is one principal: a local or single-user install)",
             );
         }
-        if !self.auth.anonymous && self.auth.keys.is_empty() {
+        if !self.auth.anonymous && self.auth.keys.is_empty() && self.auth.oauth.is_none() {
             problem(
                 "auth",
-                "no API key and anonymous access off: nobody could call".into(),
-                "add [[auth.key]] entries or set anonymous = true",
+                "no API key, no OAuth issuer and anonymous access off: nobody could call".into(),
+                "add [[auth.key]] entries, an [auth.oauth] resource server, or set anonymous = true",
             );
+        }
+        if let Some(oauth) = &self.auth.oauth {
+            for p in oauth.validate() {
+                problem(&p.0, p.1, &p.2);
+            }
         }
         for (i, key) in self.auth.keys.iter().enumerate() {
             if key.sha256.len() != 64 || !key.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -382,6 +403,37 @@ impl Config {
                     &format!("auth.key[{i}].tenant"),
                     "empty tenant".into(),
                     "name the engine tenant this key acts for",
+                );
+            }
+            if let Some(names) = &key.permissions {
+                match Permissions::parse(names.iter().map(String::as_str)) {
+                    Err(unknown) => problem(
+                        &format!("auth.key[{i}].permissions"),
+                        format!("'{unknown}' is not a permission"),
+                        "use some of learn, validate, execute, deploy, trace",
+                    ),
+                    Ok(p) if !p.has_floor() => problem(
+                        &format!("auth.key[{i}].permissions"),
+                        "every Pilotage caller needs learn and validate".into(),
+                        "add \"learn\" and \"validate\" (the manifest, guides and validate tool exist for every caller), or remove the key",
+                    ),
+                    Ok(_) => {}
+                }
+            }
+            if let Some(m) = &key.max_risk
+                && RiskLevel::parse(m).is_none()
+            {
+                problem(
+                    &format!("auth.key[{i}].max_risk"),
+                    format!("'{m}' is not a risk level"),
+                    &format!("use one of {}", RiskLevel::NAMES.join(", ")),
+                );
+            }
+            if let Err(h) = RiskCeiling::parse(None, &key.forbid_risk_hints) {
+                problem(
+                    &format!("auth.key[{i}].forbid_risk_hints"),
+                    format!("'{h}' cannot be forbidden"),
+                    "use some of destructive, openWorld",
                 );
             }
         }

@@ -11,6 +11,7 @@
 //! exceeds it gets a `risk_ceiling` diagnostic, so execute refuses it with
 //! `validation_error` before anything runs, whatever the Host's own gate does.
 
+use crate::config::LanguageConfig;
 use crate::pilotage::RiskHints;
 
 /// One permission of a principal.
@@ -98,6 +99,22 @@ impl Permissions {
             ("both", false, true) => Some("deploy"),
             _ => None,
         }
+    }
+
+    /// The execution mode `lang` has for this principal; `None` when its
+    /// execute tool does not exist for it.
+    pub fn execution_of(self, lang: &LanguageConfig) -> Option<&'static str> {
+        if lang.has_execute() {
+            self.execution(&lang.execution)
+        } else {
+            None
+        }
+    }
+
+    /// Whether `lang`'s trace tool exists for this principal (trace_fetch
+    /// depends on execute, Part II §4.3 rule 3).
+    pub fn trace_fetch_of(self, lang: &LanguageConfig) -> bool {
+        self.has(Permission::Trace) && self.execution_of(lang).is_some() && lang.has_trace_fetch()
     }
 
     /// The permissions that shape the surface beyond the floor, as a small

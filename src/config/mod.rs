@@ -470,3 +470,58 @@ impl Config {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The problems' keys of the conformance configuration with `auth`
+    /// (TOML under `[auth]`) in place of its own.
+    fn problems(auth: &str) -> Vec<String> {
+        #[derive(Deserialize)]
+        struct Only {
+            auth: AuthConfig,
+        }
+        let mut c = Config::parse(
+            include_str!("../../tests/configs/conformance.toml"),
+            Path::new("gateway.toml"),
+        )
+        .expect("parse");
+        c.auth = toml::from_str::<Only>(&format!("[auth]\n{auth}"))
+            .expect("auth TOML")
+            .auth;
+        c.validate().into_iter().map(|p| p.key).collect()
+    }
+
+    #[test]
+    fn key_policies_are_validated_by_key() {
+        let key = |extra: &str| {
+            format!(
+                "[[auth.key]]\nname = \"k\"\ntenant = \"acme\"\nsha256 = \"{}\"\n{extra}",
+                "a".repeat(64)
+            )
+        };
+        assert!(
+            !problems(&key("permissions = [\"learn\", \"validate\"]\nmax_risk = \"write\""))
+                .iter()
+                .any(|k| k.starts_with("auth"))
+        );
+        let bad = problems(&key(
+            "permissions = [\"execute\"]\nmax_risk = \"loud\"\nforbid_risk_hints = [\"readOnly\"]",
+        ));
+        for k in [
+            "auth.key[0].permissions",
+            "auth.key[0].max_risk",
+            "auth.key[0].forbid_risk_hints",
+        ] {
+            assert!(bad.contains(&k.to_string()), "{k} missing from {bad:?}");
+        }
+        let unknown = problems(&key("permissions = [\"learn\", \"validate\", \"fly\"]"));
+        assert!(unknown.contains(&"auth.key[0].permissions".to_string()));
+        // An OAuth resource server alone is someone who can call.
+        let oauth = problems(
+            "[auth.oauth]\nresource = \"https://gw.example.com/mcp\"\n[[auth.oauth.issuer]]\nissuer = \"https://idp\"\njwks_uri = \"https://idp/jwks\"\ntenant = \"acme\"",
+        );
+        assert!(!oauth.iter().any(|k| k.starts_with("auth")), "{oauth:?}");
+    }
+}

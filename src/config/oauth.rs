@@ -180,3 +180,61 @@ impl OAuthConfig {
         format!("{}{}", self.scope_prefix, p.as_str())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> OAuthConfig {
+        toml::from_str(text).expect("oauth TOML")
+    }
+
+    #[test]
+    fn a_complete_resource_server_is_accepted() {
+        let c = parse(
+            r#"resource = "https://gw.example.com/mcp"
+            [[issuer]]
+            issuer = "https://idp.example.com"
+            jwks_uri = "https://idp.example.com/jwks"
+            tenant_claim = "tenant"
+            max_risk = "write"
+            forbid_risk_hints = ["openWorld"]"#,
+        );
+        assert_eq!(c.validate(), Vec::new());
+        assert_eq!(c.scope_for(Permission::Deploy), "pilotage:deploy");
+        assert_eq!(c.issuers[0].algorithms, vec!["RS256", "ES256"]);
+    }
+
+    #[test]
+    fn every_problem_names_its_key() {
+        let c = parse(
+            r#"resource = "gw.example.com"
+            [[issuer]]
+            issuer = "https://idp.example.com"
+            jwks_uri = "file:///jwks"
+            algorithms = ["HS256"]
+            max_risk = "huge"
+            forbid_risk_hints = ["readOnly"]
+            [[issuer]]
+            issuer = "https://idp.example.com"
+            jwks_uri = "https://idp.example.com/jwks"
+            tenant_claim = "t"
+            tenant = "acme""#,
+        );
+        let keys: Vec<String> = c.validate().into_iter().map(|p| p.0).collect();
+        for k in [
+            "auth.oauth.resource",
+            "auth.oauth.issuer[0].jwks_uri",
+            "auth.oauth.issuer[0].algorithms",
+            "auth.oauth.issuer[0].tenant_claim",
+            "auth.oauth.issuer[0].max_risk",
+            "auth.oauth.issuer[0].forbid_risk_hints",
+            "auth.oauth.issuer[1].issuer",
+            "auth.oauth.issuer[1].tenant_claim",
+        ] {
+            assert!(keys.contains(&k.to_string()), "{k} missing from {keys:?}");
+        }
+        let none = parse(r#"resource = "https://gw.example.com/mcp""#);
+        assert_eq!(none.validate()[0].0, "auth.oauth.issuer");
+    }
+}

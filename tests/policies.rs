@@ -1,0 +1,117 @@
+//! Permissions and risk ceilings of API keys (`[[auth.key]]` `permissions`,
+//! `max_risk`), through the HTTP endpoint: a validate-only key is offered no
+//! execute, deploy or trace in `tools/list`, its manifest or its initialize
+//! result; a key capped at `write` gets a `risk_ceiling` diagnostic for a
+//! destructive program, which execute refuses before any side effect, while
+//! the same program runs for a key without a ceiling. Runs against the
+//! conformance configuration, so also behind the load balancer.
+
+mod common;
+
+use common::{ACME_OPS, TestEnv, valid_program, write_program};
+use serde_json::{Value, json};
+
+const READER: &str = "acme-reader-key";
+const WRITER: &str = "acme-writer-key";
+
+fn delete_program() -> Value {
+    json!({"steps": [{"id": "drop", "kind": "call", "capability": "crm.delete_customer",
+        "with": {"id": "cus_2"}}]})
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_validate_only_key_sees_only_the_learn_and_validate_stages() {
+    let env = TestEnv::start().await;
+    let mut c = env.client(READER);
+    let init = c.initialize().await;
+    let names: Vec<String> = c
+        .list_tools()
+        .await
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "pilotage_manifest",
+            "pilotage_get_guide",
+            "pilotage_catalog",
+            "validate_workflow",
+            "validate_staging_workflow"
+        ]
+    );
+    let manifest = c.call("pilotage_manifest", json!({})).await.structured;
+    assert_eq!(
+        init["_meta"]["io.github.jafarsa0/pilotage"]["manifest"],
+        manifest
+    );
+    let lang = &manifest["languages"][0];
+    assert_eq!(lang["loop"], json!({"validate": "validate_workflow"}));
+    assert!(lang["capabilities"].get("execute").is_none());
+    let hidden = c
+        .rpc(
+            "tools/call",
+            json!({"name": "run_workflow", "arguments": {"workflow": valid_program(), "mode": "immediate"}}),
+        )
+        .await;
+    assert_eq!(hidden["error"]["code"], -32602, "{hidden}");
+    // The full key of the same tenant is offered everything.
+    let full = env.client(ACME_OPS);
+    let full_manifest = full.call("pilotage_manifest", json!({})).await.structured;
+    assert_eq!(full_manifest["languages"][0]["loop"]["execute"], "run_workflow");
+    assert_eq!(full_manifest["languages"][0]["execution"], "both");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_ceiling_refuses_a_destructive_program_that_runs_for_an_uncapped_key() {
+    let env = TestEnv::start().await;
+    let capped = env.client(WRITER);
+    let v = capped
+        .call("validate_workflow", json!({"workflow": delete_program()}))
+        .await
+        .structured;
+    assert_eq!(v["valid"], false);
+    assert_eq!(v["diagnostics"][0]["code"], "risk_ceiling", "{v}");
+    assert_eq!(v["diagnostics"][0]["path"], "/steps/0");
+    assert!(
+        v["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("max_risk \"write\""),
+        "{v}"
+    );
+    let before = env.engine.digest("acme").await;
+    let r = capped
+        .call(
+            "run_workflow",
+            json!({"workflow": delete_program(), "mode": "immediate"}),
+        )
+        .await
+        .structured;
+    assert_eq!(r["outcome"]["status"], "validation_error", "{r}");
+    assert_eq!(env.engine.digest("acme").await, before, "nothing ran");
+    // The plan of an allowed program is unchanged for the capped key.
+    let w = capped
+        .call("validate_workflow", json!({"workflow": write_program("gold")}))
+        .await
+        .structured;
+    assert_eq!(w["valid"], true);
+    assert_eq!(w["plan"]["max_risk"], "write");
+    // A verdict for one principal is never served to another of the tenant.
+    let ops = env.client(ACME_OPS);
+    let v = ops
+        .call("validate_workflow", json!({"workflow": delete_program()}))
+        .await
+        .structured;
+    assert_eq!(v["valid"], true, "{v}");
+    let r = ops
+        .call(
+            "run_workflow",
+            json!({"workflow": delete_program(), "mode": "immediate"}),
+        )
+        .await
+        .structured;
+    assert_eq!(r["outcome"]["status"], "success", "{r}");
+    assert_ne!(env.engine.digest("acme").await, before);
+    env.engine.reset().await;
+}

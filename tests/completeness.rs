@@ -198,7 +198,10 @@ async fn every_diagnostic_code_is_enumerated_and_reached_both_ways() {
         bad.structured
     );
     let good = writer
-        .call("validate_workflow", json!({"workflow": common::write_program("gold")}))
+        .call(
+            "validate_workflow",
+            json!({"workflow": common::write_program("gold")}),
+        )
         .await;
     assert_eq!(good.structured["valid"], true, "{}", good.structured);
     assert!(!diag_codes(&good.structured).contains(&"risk_ceiling".to_string()));

@@ -58,7 +58,10 @@ async fn a_validate_only_key_sees_only_the_learn_and_validate_stages() {
     // The full key of the same tenant is offered everything.
     let full = env.client(ACME_OPS);
     let full_manifest = full.call("pilotage_manifest", json!({})).await.structured;
-    assert_eq!(full_manifest["languages"][0]["loop"]["execute"], "run_workflow");
+    assert_eq!(
+        full_manifest["languages"][0]["loop"]["execute"],
+        "run_workflow"
+    );
     assert_eq!(full_manifest["languages"][0]["execution"], "both");
 }
 
@@ -92,7 +95,10 @@ async fn a_write_ceiling_refuses_a_destructive_program_that_runs_for_an_uncapped
     assert_eq!(env.engine.digest("acme").await, before, "nothing ran");
     // The plan of an allowed program is unchanged for the capped key.
     let w = capped
-        .call("validate_workflow", json!({"workflow": write_program("gold")}))
+        .call(
+            "validate_workflow",
+            json!({"workflow": write_program("gold")}),
+        )
         .await
         .structured;
     assert_eq!(w["valid"], true);

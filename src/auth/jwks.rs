@@ -48,7 +48,12 @@ struct State {
 }
 
 impl JwksCache {
-    pub fn new(uri: &str, http: reqwest::Client, max_age: Duration, refetch_after: Duration) -> Self {
+    pub fn new(
+        uri: &str,
+        http: reqwest::Client,
+        max_age: Duration,
+        refetch_after: Duration,
+    ) -> Self {
         Self {
             uri: uri.to_string(),
             http,

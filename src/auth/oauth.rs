@@ -203,6 +203,9 @@ impl OAuthVerifier {
 
     /// The issuer identifiers, for the protected-resource metadata.
     pub fn authorization_servers(&self) -> Vec<String> {
-        self.issuers.iter().map(|i| i.config.issuer.clone()).collect()
+        self.issuers
+            .iter()
+            .map(|i| i.config.issuer.clone())
+            .collect()
     }
 }

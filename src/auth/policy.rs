@@ -65,10 +65,6 @@ impl Permissions {
     /// The floor without which no Pilotage surface exists.
     pub const FLOOR: [Permission; 2] = [Permission::Learn, Permission::Validate];
 
-    pub fn from_iter(perms: impl IntoIterator<Item = Permission>) -> Permissions {
-        Permissions(perms.into_iter().fold(0, |acc, p| acc | p.bit()))
-    }
-
     /// Parses configured names; `Err` carries the first unknown name.
     pub fn parse<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Permissions, String> {
         let mut out = Vec::new();
@@ -148,6 +144,12 @@ impl Permissions {
             .filter(|p| self.has(*p))
             .map(Permission::as_str)
             .collect()
+    }
+}
+
+impl FromIterator<Permission> for Permissions {
+    fn from_iter<I: IntoIterator<Item = Permission>>(perms: I) -> Permissions {
+        Permissions(perms.into_iter().fold(0, |acc, p| acc | p.bit()))
     }
 }
 

@@ -502,9 +502,11 @@ mod tests {
             )
         };
         assert!(
-            !problems(&key("permissions = [\"learn\", \"validate\"]\nmax_risk = \"write\""))
-                .iter()
-                .any(|k| k.starts_with("auth"))
+            !problems(&key(
+                "permissions = [\"learn\", \"validate\"]\nmax_risk = \"write\""
+            ))
+            .iter()
+            .any(|k| k.starts_with("auth"))
         );
         let bad = problems(&key(
             "permissions = [\"execute\"]\nmax_risk = \"loud\"\nforbid_risk_hints = [\"readOnly\"]",

@@ -102,7 +102,10 @@ impl OAuthConfig {
             Ok(u) if matches!(u.scheme(), "http" | "https") && u.fragment().is_none() => {}
             _ => problem(
                 "auth.oauth.resource".into(),
-                format!("'{}' is not an http(s) URL without a fragment", self.resource),
+                format!(
+                    "'{}' is not an http(s) URL without a fragment",
+                    self.resource
+                ),
                 "set the canonical URL of this gateway's MCP endpoint, e.g. https://gateway.example.com/mcp",
             ),
         }

@@ -67,7 +67,12 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
     // A new session on initialize; otherwise the one the token names.
     let (principal, session, new_session) = if is_initialize {
         let session_id = SessionSigner::new_id();
-        match front.gw.auth.resolve(key.as_deref(), Some(&session_id)).await {
+        match front
+            .gw
+            .auth
+            .resolve(key.as_deref(), Some(&session_id))
+            .await
+        {
             Ok(p) => (p, None, Some(session_id)),
             Err(e) => return unauthorized(&front, e, id()),
         }

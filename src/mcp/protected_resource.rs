@@ -90,17 +90,11 @@ fn challenge(e: &AuthError, oauth: &OAuthVerifier) -> String {
         AuthError::InsufficientScope { scope } => {
             params.push("error=\"insufficient_scope\"".into());
             params.push(format!("scope=\"{}\"", quoted(scope)));
-            params.push(format!(
-                "error_description=\"{}\"",
-                quoted(&e.to_string())
-            ));
+            params.push(format!("error_description=\"{}\"", quoted(&e.to_string())));
         }
         _ => {
             params.push("error=\"invalid_token\"".into());
-            params.push(format!(
-                "error_description=\"{}\"",
-                quoted(&e.to_string())
-            ));
+            params.push(format!("error_description=\"{}\"", quoted(&e.to_string())));
         }
     }
     format!("Bearer {}", params.join(", "))

@@ -12,8 +12,8 @@ use crate::gateway::Gateway;
 use crate::pilotage::{EXTENSION_ID, VERSION};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
-    InitializeRequestParams, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, Tool,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ResultType, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};

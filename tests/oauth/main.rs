@@ -101,9 +101,7 @@ fn initialize_body() -> String {
 /// HTTP status, the `WWW-Authenticate` header and the body of an initialize
 /// sent with `token`.
 async fn attempt(s: &Setup, token: Option<&str>) -> (u16, String, Value) {
-    let (status, headers, body) = Mcp::new(&s.env.url, token)
-        .raw(&initialize_body())
-        .await;
+    let (status, headers, body) = Mcp::new(&s.env.url, token).raw(&initialize_body()).await;
     let challenge = headers
         .get("www-authenticate")
         .and_then(|v| v.to_str().ok())
@@ -112,7 +110,8 @@ async fn attempt(s: &Setup, token: Option<&str>) -> (u16, String, Value) {
     (status, challenge, body)
 }
 
-const METADATA: &str = "resource_metadata=\"https://gateway.test/.well-known/oauth-protected-resource/mcp\"";
+const METADATA: &str =
+    "resource_metadata=\"https://gateway.test/.well-known/oauth-protected-resource/mcp\"";
 
 fn tool_names(tools: &[Value]) -> Vec<String> {
     tools
@@ -531,7 +530,10 @@ async fn a_destructive_program_is_refused_above_the_ceiling_and_runs_for_one_all
         assert_eq!(d["code"], "risk_ceiling", "{v}");
         assert_eq!(d["path"], "/steps/0");
         assert!(
-            d["message"].as_str().unwrap_or("").contains("max_risk \"write\""),
+            d["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("max_risk \"write\""),
             "{d}"
         );
         let before = s.env.engine.digest("acme").await;
@@ -570,7 +572,11 @@ async fn a_destructive_program_is_refused_above_the_ceiling_and_runs_for_one_all
         .structured;
     assert_eq!(r["outcome"]["status"], "success", "{r}");
     assert_eq!(r["output"], json!({"id": "cus_2", "deleted": true}), "{r}");
-    assert_ne!(s.env.engine.digest("acme").await, before, "the customer is gone");
+    assert_ne!(
+        s.env.engine.digest("acme").await,
+        before,
+        "the customer is gone"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -455,6 +455,14 @@ async fn a_validate_only_token_is_offered_no_execute_deploy_or_trace() {
         )
         .await;
     assert_eq!(hidden["error"]["code"], -32602, "{hidden}");
+    // Not even its argument schema answers: wrong types get the same reply.
+    let mistyped = c
+        .rpc(
+            "tools/call",
+            json!({"name": "run_workflow", "arguments": {"workflow": 5, "store": "yes"}}),
+        )
+        .await;
+    assert_eq!(mistyped["error"], hidden["error"], "{mistyped}");
     assert_eq!(
         hidden["error"]["message"]
             .as_str()

@@ -5,7 +5,8 @@
 //! issuer rotated its keys, so the set is fetched again at once, but at most
 //! once per `refetch_after`: a stream of tokens with made-up key ids costs the
 //! issuer one request per interval, not one per token. A failed refresh keeps
-//! the keys already known.
+//! the keys already known; while none are known, tokens of that issuer cannot
+//! be checked (and the issuer is asked again after the same interval).
 
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, DecodingKey};
@@ -45,6 +46,7 @@ struct State {
     keys: Arc<HashMap<String, SigningKey>>,
     fetched_at: Option<Instant>,
     last_attempt: Option<Instant>,
+    last_error: Option<String>,
 }
 
 impl JwksCache {
@@ -67,43 +69,52 @@ impl JwksCache {
     /// one key); `Ok(None)` when the issuer publishes no such key.
     pub async fn key(&self, kid: Option<&str>) -> Result<Option<SigningKey>, JwksError> {
         let mut st = self.state.lock().await;
-        let fresh = st.fetched_at.is_some_and(|t| t.elapsed() < self.max_age);
-        if !fresh {
-            self.refresh(&mut st).await?;
+        // Every fetch, successful or not, waits out the refetch interval, so
+        // neither made-up key ids nor an unreachable issuer cause a request
+        // per token.
+        let may_fetch = st
+            .last_attempt
+            .is_none_or(|t| t.elapsed() >= self.refetch_after);
+        let stale = st.fetched_at.is_none_or(|t| t.elapsed() >= self.max_age);
+        let mut fetched = false;
+        if stale && may_fetch {
+            self.refresh(&mut st).await;
+            fetched = true;
+        }
+        if st.keys.is_empty() {
+            return Err(JwksError {
+                uri: self.uri.clone(),
+                reason: st
+                    .last_error
+                    .clone()
+                    .unwrap_or_else(|| "no signing key published".into()),
+            });
         }
         if let Some(k) = find(&st.keys, kid) {
             return Ok(Some(k));
         }
         // An unknown key id: the issuer may have rotated since the last fetch.
-        let may_refetch = st
-            .last_attempt
-            .is_none_or(|t| t.elapsed() >= self.refetch_after);
-        if fresh && may_refetch {
-            self.refresh(&mut st).await?;
+        if !fetched && may_fetch {
+            self.refresh(&mut st).await;
             return Ok(find(&st.keys, kid));
         }
         Ok(None)
     }
 
-    /// Fetches the set; on failure keeps the known keys, and fails only when
-    /// none are known.
-    async fn refresh(&self, st: &mut State) -> Result<(), JwksError> {
+    /// Fetches the set; a failure keeps the keys already known and is
+    /// remembered for the answer while none are.
+    async fn refresh(&self, st: &mut State) {
         st.last_attempt = Some(Instant::now());
         match self.fetch().await {
             Ok(keys) => {
                 st.keys = Arc::new(keys);
                 st.fetched_at = Some(Instant::now());
-                Ok(())
+                st.last_error = None;
             }
-            Err(reason) if st.keys.is_empty() => Err(JwksError {
-                uri: self.uri.clone(),
-                reason,
-            }),
             Err(reason) => {
-                tracing::warn!(uri = %self.uri, %reason, "JWKS refresh failed; keeping the keys already known");
-                // Retry after the refetch interval, not on every request.
-                st.fetched_at = Some(Instant::now());
-                Ok(())
+                tracing::warn!(uri = %self.uri, %reason, known_keys = st.keys.len(),
+                    "JWKS fetch failed; keeping the keys already known");
+                st.last_error = Some(reason);
             }
         }
     }

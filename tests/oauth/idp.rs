@@ -70,6 +70,8 @@ pub struct Jwks {
     pub url: String,
     keys: Arc<Mutex<Vec<Value>>>,
     fetches: Arc<AtomicUsize>,
+    /// While set, every fetch answers HTTP 500 (an identity provider outage).
+    failing: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Jwks {
@@ -79,6 +81,7 @@ impl Jwks {
             url: String::new(),
             keys: Arc::new(Mutex::new(keys.iter().map(|k| k.jwk()).collect())),
             fetches: Arc::new(AtomicUsize::new(0)),
+            failing: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         };
         let served = state.clone();
         let app = axum::Router::new().route(
@@ -87,8 +90,11 @@ impl Jwks {
                 let s = served.clone();
                 async move {
                     s.fetches.fetch_add(1, Ordering::SeqCst);
+                    if s.failing.load(Ordering::SeqCst) {
+                        return Err(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+                    }
                     let keys = s.keys.lock().expect("keys").clone();
-                    axum::Json(json!({"keys": keys}))
+                    Ok(axum::Json(json!({"keys": keys})))
                 }
             }),
         );
@@ -105,6 +111,11 @@ impl Jwks {
     /// Publishes exactly `keys` from now on (a rotation).
     pub fn publish(&self, keys: &[&Key]) {
         *self.keys.lock().expect("keys") = keys.iter().map(|k| k.jwk()).collect();
+    }
+
+    /// Starts or ends an outage.
+    pub fn fail(&self, failing: bool) {
+        self.failing.store(failing, Ordering::SeqCst);
     }
 
     /// How many times the JWKS has been fetched.

@@ -58,6 +58,7 @@ struct Setup {
     key_a: Key,
     key_b: Key,
     jwks_a: Jwks,
+    jwks_b: Jwks,
 }
 
 async fn setup(refetch_secs: u64) -> Setup {
@@ -71,6 +72,7 @@ async fn setup(refetch_secs: u64) -> Setup {
         key_a,
         key_b,
         jwks_a,
+        jwks_b,
     }
 }
 
@@ -369,6 +371,43 @@ async fn unknown_key_ids_do_not_make_the_gateway_flood_the_issuer() {
         "refetches are rate-limited per issuer"
     );
     assert_eq!(attempt(&s, Some(&first)).await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_identity_provider_outage_keeps_known_keys_and_answers_503_without_them() {
+    let s = setup(3600).await;
+    let first = s.token_a("x", "acme", ALL_SCOPES, json!({}));
+    assert_eq!(attempt(&s, Some(&first)).await.0, 200);
+    s.jwks_a.fail(true);
+    assert_eq!(
+        attempt(&s, Some(&first)).await.0,
+        200,
+        "known keys keep working"
+    );
+    // Issuer B is down from the start: nothing can check its tokens.
+    s.jwks_b.fail(true);
+    let token_b = s.key_b.sign(&claims(ISSUER_B, "y", ALL_SCOPES, json!({})));
+    for _ in 0..3 {
+        let (status, challenge, body) = attempt(&s, Some(&token_b)).await;
+        assert_eq!(status, 503, "{body}");
+        assert!(
+            challenge.is_empty(),
+            "the token itself may be fine: {challenge}"
+        );
+        assert_eq!(body["jsonrpc"], "2.0", "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("HTTP 500"),
+            "{body}"
+        );
+    }
+    assert_eq!(
+        s.jwks_b.fetches(),
+        1,
+        "an outage is asked once per interval"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -3,8 +3,9 @@
 //! execute, deploy or trace in `tools/list`, its manifest or its initialize
 //! result; a key capped at `write` gets a `risk_ceiling` diagnostic for a
 //! destructive program, which execute refuses before any side effect, while
-//! the same program runs for a key without a ceiling. Runs against the
-//! conformance configuration, so also behind the load balancer.
+//! the same program runs for a key without a ceiling; a key that forbids
+//! `openWorld` cannot send mail but may delete. The first two run against the
+//! conformance configuration as shipped, so also behind the load balancer.
 
 mod common;
 
@@ -120,4 +121,57 @@ async fn a_write_ceiling_refuses_a_destructive_program_that_runs_for_an_uncapped
     assert_eq!(r["outcome"]["status"], "success", "{r}");
     assert_ne!(env.engine.digest("acme").await, before);
     env.engine.reset().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forbidden_hint_refuses_mail_but_not_a_delete() {
+    use pilotage_gateway::config::ApiKeyConfig;
+    use sha2::{Digest, Sha256};
+    let engine = if common::dialect_b() {
+        common::Engine::spawn(&["--dialect", "b"])
+    } else {
+        common::Engine::spawn(&[])
+    };
+    let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |c| {
+        c.auth.keys.push(ApiKeyConfig {
+            name: "no-mail".into(),
+            tenant: "acme".into(),
+            sha256: hex::encode(Sha256::digest(b"acme-no-mail-key")),
+            permissions: None,
+            max_risk: None,
+            forbid_risk_hints: vec!["openWorld".into()],
+        });
+    })
+    .await;
+    let c = env.client("acme-no-mail-key");
+    let mail = json!({"steps": [{"id": "tell", "kind": "call", "capability": "mail.send",
+        "with": {"to": "a@example.com", "subject": "s", "body": "b"}}]});
+    let v = c
+        .call("validate_workflow", json!({"workflow": mail}))
+        .await
+        .structured;
+    assert_eq!(v["diagnostics"][0]["code"], "risk_ceiling", "{v}");
+    assert!(
+        v["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("openWorld"),
+        "{v}"
+    );
+    let before = env.engine.digest("acme").await;
+    let r = c
+        .call(
+            "run_workflow",
+            json!({"workflow": mail, "mode": "immediate"}),
+        )
+        .await
+        .structured;
+    assert_eq!(r["outcome"]["status"], "validation_error", "{r}");
+    assert_eq!(env.engine.digest("acme").await, before, "no mail queued");
+    // Only openWorld is forbidden: a destructive step is within this ceiling.
+    let d = c
+        .call("validate_workflow", json!({"workflow": delete_program()}))
+        .await
+        .structured;
+    assert_eq!(d["valid"], true, "{d}");
 }

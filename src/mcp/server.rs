@@ -2,7 +2,9 @@
 //! (Part III §1.2, §3.4), the manifest in initialize and `server/discover`
 //! `_meta` (§3.2), `tools/list`, and `tools/call` dispatch with structural
 //! argument checks (missing required member or wrong JSON type → `-32602`,
-//! §7.1); everything else travels as Pilotage values.
+//! §7.1); everything else travels as Pilotage values. Each principal is
+//! served the surface of its permissions: its own tools, manifest and
+//! initialize/discover result, a tool outside them being unknown (`-32602`).
 
 use super::tool_list::{self, ToolRole, ToolSpec};
 use super::tools::{self, Args, Reply, manifest};

@@ -72,6 +72,7 @@ pub struct Authenticator {
     by_hash: HashMap<String, KeyPrincipal>,
     anonymous_tenant: Option<String>,
     anonymous_scope: AnonymousScope,
+    anonymous_policy: (Permissions, RiskCeiling),
     oauth: Option<Arc<oauth::OAuthVerifier>>,
 }
 
@@ -82,13 +83,11 @@ impl Authenticator {
             .iter()
             .map(|k| {
                 // Values were validated when the configuration loaded.
-                let permissions = match &k.permissions {
-                    Some(names) => Permissions::parse(names.iter().map(String::as_str))
-                        .unwrap_or(Permissions::ALL),
-                    None => Permissions::ALL,
-                };
-                let ceiling = RiskCeiling::parse(k.max_risk.as_deref(), &k.forbid_risk_hints)
-                    .unwrap_or_default();
+                let (permissions, ceiling) = crate::config::policy::resolve(
+                    k.permissions.as_deref(),
+                    k.max_risk.as_deref(),
+                    &k.forbid_risk_hints,
+                );
                 (
                     k.sha256.to_ascii_lowercase(),
                     KeyPrincipal {
@@ -105,6 +104,11 @@ impl Authenticator {
             anonymous_tenant: config.anonymous.then(|| config.anonymous_tenant.clone()),
             // Validated when the configuration loaded.
             anonymous_scope: config.scope().unwrap_or_default(),
+            anonymous_policy: crate::config::policy::resolve(
+                config.anonymous_permissions.as_deref(),
+                config.anonymous_max_risk.as_deref(),
+                &config.anonymous_forbid_risk_hints,
+            ),
             oauth: config
                 .oauth
                 .as_ref()
@@ -167,8 +171,8 @@ impl Authenticator {
             scope: format!("anon:{tenant}:{owner}"),
             tenant: tenant.clone(),
             lasting,
-            permissions: Permissions::ALL,
-            ceiling: RiskCeiling::NONE,
+            permissions: self.anonymous_policy.0,
+            ceiling: self.anonymous_policy.1,
         })
     }
 
@@ -206,6 +210,9 @@ mod tests {
             anonymous,
             anonymous_tenant: "acme".into(),
             anonymous_scope: anonymous_scope.as_str().into(),
+            anonymous_permissions: Some(vec!["learn".into(), "validate".into()]),
+            anonymous_max_risk: Some("safe".into()),
+            anonymous_forbid_risk_hints: Vec::new(),
             keys: vec![ApiKeyConfig {
                 name: "ops".into(),
                 tenant: "globex".into(),
@@ -240,6 +247,11 @@ mod tests {
             "no later request can be a sessionless caller"
         );
         assert!(s1.lasting && p.lasting);
+        // Anonymous callers get the configured policy; keys their own.
+        assert!(!s1.permissions.has(policy::Permission::Execute));
+        assert_eq!(s1.ceiling.max_risk, Some(policy::RiskLevel::Safe));
+        assert_eq!(p.permissions, Permissions::ALL);
+        assert!(p.ceiling.is_none());
     }
 
     #[test]

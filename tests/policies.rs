@@ -175,3 +175,57 @@ async fn a_forbidden_hint_refuses_mail_but_not_a_delete() {
         .structured;
     assert_eq!(d["valid"], true, "{d}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn anonymous_callers_get_the_configured_policy() {
+    let engine = if common::dialect_b() {
+        common::Engine::spawn(&["--dialect", "b"])
+    } else {
+        common::Engine::spawn(&[])
+    };
+    let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |c| {
+        c.auth.anonymous_permissions =
+            Some(vec!["learn".into(), "validate".into(), "execute".into()]);
+        c.auth.anonymous_max_risk = Some("safe".into());
+    })
+    .await;
+    let mut c = env.anonymous();
+    c.initialize().await;
+    let manifest = c.call("pilotage_manifest", json!({})).await.structured;
+    let lang = &manifest["languages"][0];
+    assert_eq!(lang["execution"], "immediate", "{lang}");
+    assert!(lang["loop"].get("trace").is_none(), "{lang}");
+    let w = c
+        .call(
+            "validate_workflow",
+            json!({"workflow": write_program("gold")}),
+        )
+        .await
+        .structured;
+    assert_eq!(w["diagnostics"][0]["code"], "risk_ceiling", "{w}");
+    assert!(
+        w["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("max_risk \"safe\""),
+        "{w}"
+    );
+    let r = c
+        .call(
+            "run_workflow",
+            json!({"workflow": valid_program(), "input": {"id": "cus_1"}}),
+        )
+        .await
+        .structured;
+    assert_eq!(r["outcome"]["status"], "success", "a read runs: {r}");
+    // Keys keep their own policy.
+    let ops = env.client(ACME_OPS);
+    let v = ops
+        .call(
+            "validate_workflow",
+            json!({"workflow": write_program("gold")}),
+        )
+        .await
+        .structured;
+    assert_eq!(v["valid"], true, "{v}");
+}

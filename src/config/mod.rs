@@ -9,6 +9,7 @@
 mod engine;
 pub mod language;
 pub mod oauth;
+pub mod policy;
 
 pub use engine::{
     CatalogFields, CheckMapping, EffectRisk, EngineMapping, EventMapping, RunMapping, pick,
@@ -16,7 +17,6 @@ pub use engine::{
 pub use language::{CapabilityConfig, LanguageConfig, LoopTools};
 pub use oauth::{IssuerConfig, OAuthConfig};
 
-use crate::auth::policy::{Permissions, RiskCeiling, RiskLevel};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -144,6 +144,11 @@ pub struct AuthConfig {
     /// Who an anonymous principal is: `"session"` (each MCP session) or
     /// `"tenant"` (every anonymous caller); see [`AnonymousScope`].
     pub anonymous_scope: String,
+    /// What anonymous callers may do, as for a key: permissions (all when
+    /// absent) and a risk ceiling.
+    pub anonymous_permissions: Option<Vec<String>>,
+    pub anonymous_max_risk: Option<String>,
+    pub anonymous_forbid_risk_hints: Vec<String>,
     #[serde(rename = "key")]
     pub keys: Vec<ApiKeyConfig>,
     /// Bearer JWT access tokens from identity providers, beside the keys.
@@ -156,6 +161,9 @@ impl Default for AuthConfig {
             anonymous: false,
             anonymous_tenant: String::new(),
             anonymous_scope: AnonymousScope::Session.as_str().into(),
+            anonymous_permissions: None,
+            anonymous_max_risk: None,
+            anonymous_forbid_risk_hints: Vec::new(),
             keys: Vec::new(),
             oauth: None,
         }
@@ -405,37 +413,22 @@ impl Config {
                     "name the engine tenant this key acts for",
                 );
             }
-            if let Some(names) = &key.permissions {
-                match Permissions::parse(names.iter().map(String::as_str)) {
-                    Err(unknown) => problem(
-                        &format!("auth.key[{i}].permissions"),
-                        format!("'{unknown}' is not a permission"),
-                        "use some of learn, validate, execute, deploy, trace",
-                    ),
-                    Ok(p) if !p.has_floor() => problem(
-                        &format!("auth.key[{i}].permissions"),
-                        "every Pilotage caller needs learn and validate".into(),
-                        "add \"learn\" and \"validate\" (the manifest, guides and validate tool exist for every caller), or remove the key",
-                    ),
-                    Ok(_) => {}
-                }
+            for p in policy::problems(
+                &format!("auth.key[{i}]."),
+                key.permissions.as_deref(),
+                key.max_risk.as_deref(),
+                &key.forbid_risk_hints,
+            ) {
+                problem(&p.0, p.1, &p.2);
             }
-            if let Some(m) = &key.max_risk
-                && RiskLevel::parse(m).is_none()
-            {
-                problem(
-                    &format!("auth.key[{i}].max_risk"),
-                    format!("'{m}' is not a risk level"),
-                    &format!("use one of {}", RiskLevel::NAMES.join(", ")),
-                );
-            }
-            if let Err(h) = RiskCeiling::parse(None, &key.forbid_risk_hints) {
-                problem(
-                    &format!("auth.key[{i}].forbid_risk_hints"),
-                    format!("'{h}' cannot be forbidden"),
-                    "use some of destructive, openWorld",
-                );
-            }
+        }
+        for p in policy::problems(
+            "auth.anonymous_",
+            self.auth.anonymous_permissions.as_deref(),
+            self.auth.anonymous_max_risk.as_deref(),
+            &self.auth.anonymous_forbid_risk_hints,
+        ) {
+            problem(&p.0, p.1, &p.2);
         }
         if self.languages.is_empty() {
             problem(
@@ -517,6 +510,15 @@ mod tests {
             "auth.key[0].forbid_risk_hints",
         ] {
             assert!(bad.contains(&k.to_string()), "{k} missing from {bad:?}");
+        }
+        let anonymous = problems(
+            "anonymous = true\nanonymous_tenant = \"acme\"\nanonymous_permissions = [\"validate\"]\nanonymous_max_risk = \"all\"",
+        );
+        for k in ["auth.anonymous_permissions", "auth.anonymous_max_risk"] {
+            assert!(
+                anonymous.contains(&k.to_string()),
+                "{k} missing from {anonymous:?}"
+            );
         }
         let unknown = problems(&key("permissions = [\"learn\", \"validate\", \"fly\"]"));
         assert!(unknown.contains(&"auth.key[0].permissions".to_string()));

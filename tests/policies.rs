@@ -4,7 +4,8 @@
 //! result; a key capped at `write` gets a `risk_ceiling` diagnostic for a
 //! destructive program, which execute refuses before any side effect, while
 //! the same program runs for a key without a ceiling; a key that forbids
-//! `openWorld` cannot send mail but may delete. The first two run against the
+//! `openWorld` cannot send mail but may delete; anonymous callers get the
+//! `auth.anonymous_*` policy. The first two run against the
 //! conformance configuration as shipped, so also behind the load balancer.
 
 mod common;

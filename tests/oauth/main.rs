@@ -206,8 +206,24 @@ async fn a_valid_token_drives_the_loop_end_to_end_and_keys_keep_working() {
         )
         .await;
     assert_eq!(fetched.structured["run_id"], run.structured["run_id"]);
-    // A later request with the same token and its session is the same caller.
-    assert!(c.session.is_some());
+    // The session is bound to the token's subject: a fresh token of the same
+    // subject keeps it, another subject's token with it is refused (404).
+    let session = c.session.clone();
+    let mut renewed = s.client(&s.token_a("alice", "acme", ALL_SCOPES, json!({"iat": now() + 1})));
+    renewed.session = session.clone();
+    let again = renewed
+        .call(
+            "trace_workflow",
+            json!({"run_id": run.structured["run_id"]}),
+        )
+        .await;
+    assert!(!again.is_error, "{}", again.structured);
+    let mut other = s.client(&s.token_a("bob", "acme", ALL_SCOPES, json!({})));
+    other.session = session;
+    let (status, _, body) = other
+        .raw(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}).to_string())
+        .await;
+    assert_eq!(status, 404, "{body}");
     // Static API keys work beside the tokens.
     let mut k = Mcp::new(&s.env.url, Some(ACME_OPS));
     k.initialize().await;

@@ -124,6 +124,8 @@ fn principal(tenant: &str) -> Principal {
         scope: format!("key:{tenant}:bench"),
         tenant: tenant.to_string(),
         lasting: true,
+        permissions: pilotage_gateway::auth::policy::Permissions::ALL,
+        ceiling: pilotage_gateway::auth::policy::RiskCeiling::NONE,
     }
 }
 

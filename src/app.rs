@@ -5,6 +5,7 @@
 use crate::config::Config;
 use crate::gateway::{Gateway, StartError};
 use crate::mcp::layer::{self, Front, McpService};
+use crate::mcp::protected_resource;
 use crate::mcp::server::PilotageServer;
 use crate::mcp::session::SessionSigner;
 use axum::Router;
@@ -75,6 +76,11 @@ pub async fn build(config: Config) -> Result<App, StartError> {
             get(|| async { axum::Json(json!({"status": "ok"})) }),
         )
         .route("/readyz", get(readyz))
+        .route(protected_resource::WELL_KNOWN, get(resource_metadata))
+        .route(
+            &format!("{}/{{*resource}}", protected_resource::WELL_KNOWN),
+            get(resource_metadata),
+        )
         .route("/metrics", get(metrics))
         .with_state(state);
     Ok(App {
@@ -110,6 +116,19 @@ async fn mcp_route(
 ) -> axum::response::Response {
     state.requests.fetch_add(1, Ordering::Relaxed);
     layer::handle(state.front.clone(), req).await
+}
+
+/// RFC 9728 metadata when OAuth is configured; otherwise there is no
+/// protected resource to describe.
+async fn resource_metadata(State(state): State<AppState>) -> axum::response::Response {
+    match state.gw.auth.oauth() {
+        Some(oauth) => axum::Json(protected_resource::document(oauth)).into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            axum::Json(json!({"error": "this gateway accepts no OAuth access tokens"})),
+        )
+            .into_response(),
+    }
 }
 
 /// Ready when the engine answers and the store is reachable.

@@ -5,10 +5,19 @@
 //! key acts in the anonymous tenant: under `anonymous_scope = "session"` each
 //! MCP session is a principal of its own (its runs and promotions stay private
 //! to that session), under `"tenant"` every anonymous caller is one principal.
+//! With `[auth.oauth]`, a bearer JWT access token from a configured issuer is
+//! a principal too ([`oauth`]). Every principal carries its permissions and
+//! risk ceiling ([`policy`]).
+
+mod jwks;
+pub mod oauth;
+pub mod policy;
 
 use crate::config::{AnonymousScope, AuthConfig};
+use policy::{Permissions, RiskCeiling};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The identity every Pilotage operation is computed under.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -24,6 +33,10 @@ pub struct Principal {
     /// "session"`: such a caller is never promised anything stored, and
     /// nothing is written to the store for it.
     pub lasting: bool,
+    /// The stages this principal is offered.
+    pub permissions: Permissions,
+    /// The most its programs may do.
+    pub ceiling: RiskCeiling,
 }
 
 /// Why a request carries no usable identity.
@@ -31,16 +44,36 @@ pub struct Principal {
 pub enum AuthError {
     #[error("unknown API key")]
     UnknownKey,
-    #[error("this server requires an API key (Authorization: Bearer <key>)")]
+    #[error("this server requires an API key or an access token (Authorization: Bearer <token>)")]
     Missing,
+    /// A bearer JWT that does not verify (RFC 6750 `invalid_token`).
+    #[error("invalid access token: {0}")]
+    InvalidToken(String),
+    /// A valid token without the scopes every Pilotage caller needs.
+    #[error("the access token lacks the scopes this resource requires: {scope}")]
+    InsufficientScope { scope: String },
+    /// The issuer's keys cannot be fetched, so no token can be checked now.
+    #[error("access tokens cannot be checked right now: {0}")]
+    Unavailable(String),
+}
+
+/// What one API key stands for.
+#[derive(Debug, Clone)]
+struct KeyPrincipal {
+    name: String,
+    tenant: String,
+    permissions: Permissions,
+    ceiling: RiskCeiling,
 }
 
 /// Resolves bearer keys to principals.
 #[derive(Debug, Clone)]
 pub struct Authenticator {
-    by_hash: HashMap<String, (String, String)>,
+    by_hash: HashMap<String, KeyPrincipal>,
     anonymous_tenant: Option<String>,
     anonymous_scope: AnonymousScope,
+    anonymous_policy: (Permissions, RiskCeiling),
+    oauth: Option<Arc<oauth::OAuthVerifier>>,
 }
 
 impl Authenticator {
@@ -49,9 +82,20 @@ impl Authenticator {
             .keys
             .iter()
             .map(|k| {
+                // Values were validated when the configuration loaded.
+                let (permissions, ceiling) = crate::config::policy::resolve(
+                    k.permissions.as_deref(),
+                    k.max_risk.as_deref(),
+                    &k.forbid_risk_hints,
+                );
                 (
                     k.sha256.to_ascii_lowercase(),
-                    (k.name.clone(), k.tenant.clone()),
+                    KeyPrincipal {
+                        name: k.name.clone(),
+                        tenant: k.tenant.clone(),
+                        permissions,
+                        ceiling,
+                    },
                 )
             })
             .collect();
@@ -60,7 +104,38 @@ impl Authenticator {
             anonymous_tenant: config.anonymous.then(|| config.anonymous_tenant.clone()),
             // Validated when the configuration loaded.
             anonymous_scope: config.scope().unwrap_or_default(),
+            anonymous_policy: crate::config::policy::resolve(
+                config.anonymous_permissions.as_deref(),
+                config.anonymous_max_risk.as_deref(),
+                &config.anonymous_forbid_risk_hints,
+            ),
+            oauth: config
+                .oauth
+                .as_ref()
+                .map(|o| Arc::new(oauth::OAuthVerifier::new(o))),
         }
+    }
+
+    /// The principal of a request, like [`Self::principal`], with bearer
+    /// JWT access tokens checked when OAuth is configured. A bearer value
+    /// that is a configured API key stays that key.
+    pub async fn resolve(
+        &self,
+        bearer: Option<&str>,
+        session: Option<&str>,
+    ) -> Result<Principal, AuthError> {
+        if let (Some(token), Some(oauth)) = (bearer, &self.oauth)
+            && !self.by_hash.contains_key(&hash(token))
+            && oauth::OAuthVerifier::looks_like_jwt(token)
+        {
+            return oauth.principal(token).await;
+        }
+        self.principal(bearer, session)
+    }
+
+    /// The resource server, when OAuth is configured.
+    pub fn oauth(&self) -> Option<&oauth::OAuthVerifier> {
+        self.oauth.as_deref()
     }
 
     /// The principal of a request: its bearer key if any; otherwise, when
@@ -73,12 +148,13 @@ impl Authenticator {
         session: Option<&str>,
     ) -> Result<Principal, AuthError> {
         if let Some(key) = bearer {
-            let hash = hex::encode(Sha256::digest(key.as_bytes()));
-            let (name, tenant) = self.by_hash.get(&hash).ok_or(AuthError::UnknownKey)?;
+            let k = self.by_hash.get(&hash(key)).ok_or(AuthError::UnknownKey)?;
             return Ok(Principal {
-                scope: format!("key:{tenant}:{name}"),
-                tenant: tenant.clone(),
+                scope: format!("key:{}:{}", k.tenant, k.name),
+                tenant: k.tenant.clone(),
                 lasting: true,
+                permissions: k.permissions,
+                ceiling: k.ceiling,
             });
         }
         let tenant = self.anonymous_tenant.as_ref().ok_or(AuthError::Missing)?;
@@ -95,6 +171,8 @@ impl Authenticator {
             scope: format!("anon:{tenant}:{owner}"),
             tenant: tenant.clone(),
             lasting,
+            permissions: self.anonymous_policy.0,
+            ceiling: self.anonymous_policy.1,
         })
     }
 
@@ -102,6 +180,10 @@ impl Authenticator {
     pub fn anonymous_enabled(&self) -> bool {
         self.anonymous_tenant.is_some()
     }
+}
+
+fn hash(key: &str) -> String {
+    hex::encode(Sha256::digest(key.as_bytes()))
 }
 
 /// `Authorization: Bearer <key>` → key.
@@ -128,10 +210,16 @@ mod tests {
             anonymous,
             anonymous_tenant: "acme".into(),
             anonymous_scope: anonymous_scope.as_str().into(),
+            anonymous_permissions: Some(vec!["learn".into(), "validate".into()]),
+            anonymous_max_risk: Some("safe".into()),
+            anonymous_forbid_risk_hints: Vec::new(),
             keys: vec![ApiKeyConfig {
                 name: "ops".into(),
                 tenant: "globex".into(),
                 sha256: hex::encode(Sha256::digest(b"secret-key")),
+                permissions: None,
+                max_risk: None,
+                forbid_risk_hints: Vec::new(),
             }],
             ..AuthConfig::default()
         })
@@ -159,6 +247,11 @@ mod tests {
             "no later request can be a sessionless caller"
         );
         assert!(s1.lasting && p.lasting);
+        // Anonymous callers get the configured policy; keys their own.
+        assert!(!s1.permissions.has(policy::Permission::Execute));
+        assert_eq!(s1.ceiling.max_risk, Some(policy::RiskLevel::Safe));
+        assert_eq!(p.permissions, Permissions::ALL);
+        assert!(p.ceiling.is_none());
     }
 
     #[test]

@@ -126,7 +126,14 @@ async fn well_formed(
         }
         _ => {}
     }
-    let both = lang.config.execution == "both";
+    // The mode this principal has: a language executing "both" is
+    // "immediate" or "deploy" only for a principal without the other
+    // permission, and answers `mode` exactly as such a language would.
+    let execution = principal
+        .permissions
+        .execution_of(&lang.config)
+        .unwrap_or(lang.config.execution.as_str());
+    let both = execution == "both";
     let deploy = match (&req.mode, both) {
         (None, true) => {
             return Err(RequestError::invalid(
@@ -145,10 +152,10 @@ async fn well_formed(
         (Some(_), false) => {
             return Err(RequestError::invalid(format!(
                 "'mode' applies only to languages with execution \"both\"; {} executes \"{}\" only: remove 'mode'",
-                lang.config.name, lang.config.execution
+                lang.config.name, execution
             )));
         }
-        (None, false) => lang.config.execution == "deploy",
+        (None, false) => execution == "deploy",
     };
     if deploy && req.program_ref.is_some() {
         return Err(RequestError::invalid(
@@ -302,6 +309,17 @@ async fn run(
             }
             let program = record.get("program").cloned().unwrap_or(Value::Null);
             let steps = program::steps(&program);
+            // The ceiling may be lower now than at promotion (configuration,
+            // or a token's claim): the run stays within today's.
+            let above = validate::ceiling_findings(&steps, &view, &principal.ceiling);
+            if !above.is_empty() {
+                return Ok(refused(
+                    &run_id,
+                    RunStatus::ValidationError,
+                    "the promoted program is above this caller's risk ceiling; nothing was executed",
+                    Some(&above),
+                ));
+            }
             (program, steps)
         }
     };

@@ -8,6 +8,7 @@
 //! validate does not ask the engine twice (Part IV §6).
 
 use crate::auth::Principal;
+use crate::auth::policy::RiskCeiling;
 use crate::catalog::{CatalogView, canonical_json, write_canonical_to};
 use crate::classify::{ClassifyContext, Diagnostic, EngineProblem, Severity};
 use crate::engine::{EngineError, RawProblem};
@@ -102,7 +103,7 @@ pub async fn validate(
     context: Option<&Value>,
 ) -> Result<Arc<Verdict>, RequestError> {
     checks::bounds(program, &lang.config.bounds)?;
-    let key = cache_key(&principal.tenant, &lang.config.name, program, view, context);
+    let key = cache_key(principal, &lang.config.name, program, view, context);
     if let Some(hit) = gw.verdicts.cache.get(&key).await {
         return Ok(hit);
     }
@@ -113,14 +114,16 @@ pub async fn validate(
 }
 
 fn cache_key(
-    tenant: &str,
+    principal: &Principal,
     language: &str,
     program: &Value,
     view: &CatalogView,
     context: Option<&Value>,
 ) -> String {
     let mut h = Sha256::new();
-    for part in [tenant, language, &view.version] {
+    // Principals of one tenant share verdicts unless their ceilings differ.
+    let ceiling = format!("{:?}", principal.ceiling);
+    for part in [&principal.tenant, language, &view.version, &ceiling] {
         h.update(part.as_bytes());
         h.update([0]);
     }
@@ -179,6 +182,7 @@ async fn compute(
             hidden_steps.push(step.pointer.clone());
         }
     }
+    diagnostics.extend(ceiling_findings(&steps, view, &principal.ceiling));
     // Context reaches the engine only when the language declares it.
     let engine_context = context.filter(|_| lang.context_schema.is_some());
     let problems = gw
@@ -226,6 +230,39 @@ fn finish(
         steps,
     }
 }
+
+/// Steps whose risk is above the principal's ceiling (a gateway-native
+/// check, so execute refuses such a program before any side effect, whatever
+/// the Host's own gate does). Risk is judged from the step's `risk_hints`.
+pub fn ceiling_findings(
+    steps: &[program::StepInfo],
+    view: &CatalogView,
+    ceiling: &RiskCeiling,
+) -> Vec<Diagnostic> {
+    if ceiling.is_none() {
+        return Vec::new();
+    }
+    steps
+        .iter()
+        .filter_map(|step| {
+            let cap = step.capability.as_deref()?;
+            let why = ceiling.breach(view.capability_risk(cap)?)?;
+            let id = step.id.as_deref().unwrap_or("?");
+            Some(Diagnostic {
+                severity: Severity::Error,
+                code: RISK_CEILING.into(),
+                path: step.pointer.clone(),
+                message: format!("step '{id}' calls '{cap}': {why}"),
+                hint: Some(
+                    "remove or replace this step, or run the program as a caller whose ceiling allows it".into(),
+                ),
+            })
+        })
+        .collect()
+}
+
+/// The diagnostic code of [`ceiling_findings`] (closed-sets guide).
+pub const RISK_CEILING: &str = "risk_ceiling";
 
 /// The engine's problems through the language's rule table, in the caller's
 /// scope (step locators, visible names for hints); a language without a table

@@ -185,6 +185,27 @@ async fn every_diagnostic_code_is_enumerated_and_reached_both_ways() {
     let good = c.call("run_workflow", run(json!({"id": "cus_1"}))).await;
     assert_eq!(good.structured["outcome"]["status"], "success");
     covered.push("input_binding");
+    // The gateway-native ceiling: a destructive step for a caller capped at write.
+    let mut writer = env.client("acme-writer-key");
+    writer.initialize().await;
+    let delete = json!({"steps": [step("d", "crm.delete_customer", json!({"id": "cus_2"}))]});
+    let bad = writer
+        .call("validate_workflow", json!({"workflow": delete}))
+        .await;
+    assert!(
+        diag_codes(&bad.structured).contains(&"risk_ceiling".to_string()),
+        "{}",
+        bad.structured
+    );
+    let good = writer
+        .call(
+            "validate_workflow",
+            json!({"workflow": common::write_program("gold")}),
+        )
+        .await;
+    assert_eq!(good.structured["valid"], true, "{}", good.structured);
+    assert!(!diag_codes(&good.structured).contains(&"risk_ceiling".to_string()));
+    covered.push("risk_ceiling");
     // Every code the guide enumerates is covered, and the guide lists each.
     let section = guide.split("## Diagnostic codes").nth(1).unwrap();
     let section = section.split("\n## ").next().unwrap();

@@ -7,7 +7,7 @@
 mod common;
 
 use common::redis_server::RedisServer;
-use common::{ACME_OPS, Engine, Mcp, TestEnv};
+use common::{ACME_OPS, Mcp, TestEnv};
 use pilotage_gateway::config::Config;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -17,10 +17,7 @@ const CONFIG: &str = "tests/configs/conformance.toml";
 /// A gateway of this process in front of a fresh engine, always (never an
 /// external deployment: these tests change the configuration and own Redis).
 async fn gateway(tweak: impl FnOnce(&mut Config)) -> TestEnv {
-    let engine = match common::dialect() {
-        Some(d) => Engine::spawn(&["--dialect", &d]),
-        None => Engine::spawn(&[]),
-    };
+    let engine = common::dialect_engine();
     TestEnv::in_front_of(engine, CONFIG, tweak).await
 }
 

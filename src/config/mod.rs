@@ -11,6 +11,8 @@ mod engine;
 mod engine_check;
 pub mod language;
 mod secrets;
+pub mod oauth;
+pub mod policy;
 
 pub use engine::{
     ArmMeaning, CallOutcome, CallPath, CatalogFields, CheckMapping, CheckMeaning, EffectRisk,
@@ -19,6 +21,7 @@ pub use engine::{
     pick_field, value_text,
 };
 pub use language::{CapabilityConfig, LanguageConfig, LoopTools};
+pub use oauth::{IssuerConfig, OAuthConfig};
 
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -205,11 +208,18 @@ pub struct AuthConfig {
     /// Who an anonymous principal is: `"session"` (each MCP session) or
     /// `"tenant"` (every anonymous caller); see [`AnonymousScope`].
     pub anonymous_scope: String,
+    /// What anonymous callers may do, as for a key: permissions (all when
+    /// absent) and a risk ceiling.
+    pub anonymous_permissions: Option<Vec<String>>,
+    pub anonymous_max_risk: Option<String>,
+    pub anonymous_forbid_risk_hints: Vec<String>,
     #[serde(rename = "key")]
     pub keys: Vec<ApiKeyConfig>,
     /// A file of more `[[key]]` blocks (`PILOTAGE_API_KEYS_FILE`), so keys
     /// can be mounted as a container secret.
     pub keys_file: String,
+    /// Bearer JWT access tokens from identity providers, beside the keys.
+    pub oauth: Option<OAuthConfig>,
 }
 
 impl Default for AuthConfig {
@@ -218,8 +228,12 @@ impl Default for AuthConfig {
             anonymous: false,
             anonymous_tenant: String::new(),
             anonymous_scope: AnonymousScope::Session.as_str().into(),
+            anonymous_permissions: None,
+            anonymous_max_risk: None,
+            anonymous_forbid_risk_hints: Vec::new(),
             keys: Vec::new(),
             keys_file: String::new(),
+            oauth: None,
         }
     }
 }
@@ -270,6 +284,16 @@ pub struct ApiKeyConfig {
     pub tenant: String,
     /// Lowercase hex SHA-256 of the bearer key.
     pub sha256: String,
+    /// What this key may do (`learn`, `validate`, `execute`, `deploy`,
+    /// `trace`); absent means all of them.
+    #[serde(default)]
+    pub permissions: Option<Vec<String>>,
+    /// The riskiest level a program of this key may reach.
+    #[serde(default)]
+    pub max_risk: Option<String>,
+    /// Risk hints no step of this key's programs may carry.
+    #[serde(default)]
+    pub forbid_risk_hints: Vec<String>,
 }
 
 /// One problem found in a configuration.
@@ -491,12 +515,17 @@ impl Config {
                 "use \"session\" (each MCP session is its own anonymous principal) or \"tenant\" (every anonymous caller is one principal: a local or single-user install)",
             );
         }
-        if !self.auth.anonymous && self.auth.keys.is_empty() {
+        if !self.auth.anonymous && self.auth.keys.is_empty() && self.auth.oauth.is_none() {
             problem(
                 "auth",
-                "no API key and anonymous access off: nobody could call".into(),
-                "add [[auth.key]] entries or set anonymous = true",
+                "no API key, no OAuth issuer and anonymous access off: nobody could call".into(),
+                "add [[auth.key]] entries, an [auth.oauth] resource server, or set anonymous = true",
             );
+        }
+        if let Some(oauth) = &self.auth.oauth {
+            for p in oauth.validate() {
+                problem(&p.0, p.1, &p.2);
+            }
         }
         for (i, key) in self.auth.keys.iter().enumerate() {
             if key.sha256.len() != 64 || !key.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -513,6 +542,22 @@ impl Config {
                     "name the engine tenant this key acts for",
                 );
             }
+            for p in policy::problems(
+                &format!("auth.key[{i}]."),
+                key.permissions.as_deref(),
+                key.max_risk.as_deref(),
+                &key.forbid_risk_hints,
+            ) {
+                problem(&p.0, p.1, &p.2);
+            }
+        }
+        for p in policy::problems(
+            "auth.anonymous_",
+            self.auth.anonymous_permissions.as_deref(),
+            self.auth.anonymous_max_risk.as_deref(),
+            &self.auth.anonymous_forbid_risk_hints,
+        ) {
+            problem(&p.0, p.1, &p.2);
         }
         if self.languages.is_empty() {
             problem(
@@ -545,5 +590,71 @@ impl Config {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The problems' keys of the conformance configuration with `auth`
+    /// (TOML under `[auth]`) in place of its own.
+    fn problems(auth: &str) -> Vec<String> {
+        #[derive(Deserialize)]
+        struct Only {
+            auth: AuthConfig,
+        }
+        let mut c = Config::parse(
+            include_str!("../../tests/configs/conformance.toml"),
+            Path::new("gateway.toml"),
+        )
+        .expect("parse");
+        c.auth = toml::from_str::<Only>(&format!("[auth]\n{auth}"))
+            .expect("auth TOML")
+            .auth;
+        c.validate().into_iter().map(|p| p.key).collect()
+    }
+
+    #[test]
+    fn key_policies_are_validated_by_key() {
+        let key = |extra: &str| {
+            format!(
+                "[[auth.key]]\nname = \"k\"\ntenant = \"acme\"\nsha256 = \"{}\"\n{extra}",
+                "a".repeat(64)
+            )
+        };
+        assert!(
+            !problems(&key(
+                "permissions = [\"learn\", \"validate\"]\nmax_risk = \"write\""
+            ))
+            .iter()
+            .any(|k| k.starts_with("auth"))
+        );
+        let bad = problems(&key(
+            "permissions = [\"execute\"]\nmax_risk = \"loud\"\nforbid_risk_hints = [\"readOnly\"]",
+        ));
+        for k in [
+            "auth.key[0].permissions",
+            "auth.key[0].max_risk",
+            "auth.key[0].forbid_risk_hints",
+        ] {
+            assert!(bad.contains(&k.to_string()), "{k} missing from {bad:?}");
+        }
+        let anonymous = problems(
+            "anonymous = true\nanonymous_tenant = \"acme\"\nanonymous_permissions = [\"validate\"]\nanonymous_max_risk = \"all\"",
+        );
+        for k in ["auth.anonymous_permissions", "auth.anonymous_max_risk"] {
+            assert!(
+                anonymous.contains(&k.to_string()),
+                "{k} missing from {anonymous:?}"
+            );
+        }
+        let unknown = problems(&key("permissions = [\"learn\", \"validate\", \"fly\"]"));
+        assert!(unknown.contains(&"auth.key[0].permissions".to_string()));
+        // An OAuth resource server alone is someone who can call.
+        let oauth = problems(
+            "[auth.oauth]\nresource = \"https://gw.example.com/mcp\"\n[[auth.oauth.issuer]]\nissuer = \"https://idp\"\njwks_uri = \"https://idp/jwks\"\ntenant = \"acme\"",
+        );
+        assert!(!oauth.iter().any(|k| k.starts_with("auth")), "{oauth:?}");
     }
 }

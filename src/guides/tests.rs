@@ -155,6 +155,7 @@ fn diagnostic_codes_are_exactly_the_declared_set() {
         "invalid_structure",
         "deprecated_capability",
         "unused_output",
+        "risk_ceiling",
         "constraint",
         "input_binding",
         "context_binding",

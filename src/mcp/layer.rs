@@ -3,8 +3,9 @@
 //!   not a JSON-RPC message) are answered as JSON-RPC error objects by
 //!   [`carrier`], before rmcp sees the request, and any non-JSON error rmcp
 //!   still gives is rewritten the same way;
-//! - the caller's principal is resolved from the bearer key and the signed
-//!   session id, and attached to the request for the tools;
+//! - the caller's principal is resolved from the bearer key or access token
+//!   and the signed session id, and attached to the request for the tools;
+//!   refused credentials get 401/403 with a `WWW-Authenticate` challenge;
 //! - `initialize` answers carry a signed `Mcp-Session-Id`; later requests with
 //!   an unknown, forged, expired or revoked id get HTTP 404; DELETE revokes.
 
@@ -66,9 +67,14 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
     // A new session on initialize; otherwise the one the token names.
     let (principal, session, new_session) = if is_initialize {
         let session_id = SessionSigner::new_id();
-        match front.gw.auth.principal(key.as_deref(), Some(&session_id)) {
+        match front
+            .gw
+            .auth
+            .resolve(key.as_deref(), Some(&session_id))
+            .await
+        {
             Ok(p) => (p, None, Some(session_id)),
-            Err(e) => return unauthorized(e, id()),
+            Err(e) => return unauthorized(&front, e, id()),
         }
     } else if let Some(token) = &token {
         match verify(&front, key.as_deref(), token, id).await {
@@ -76,9 +82,9 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
             Err(resp) => return resp,
         }
     } else {
-        match front.gw.auth.principal(key.as_deref(), None) {
+        match front.gw.auth.resolve(key.as_deref(), None).await {
             Ok(p) => (p, None, None),
-            Err(e) => return unauthorized(e, id()),
+            Err(e) => return unauthorized(&front, e, id()),
         }
     };
     if parts.method == Method::DELETE {
@@ -147,8 +153,9 @@ async fn verify(
     let principal = front
         .gw
         .auth
-        .principal(key, Some(session_id))
-        .map_err(|e| unauthorized(e, id()))?;
+        .resolve(key, Some(session_id))
+        .await
+        .map_err(|e| unauthorized(front, e, id()))?;
     let session = front
         .signer
         .verify(token, &principal.scope)
@@ -165,11 +172,8 @@ async fn verify(
     }
 }
 
-fn unauthorized(e: AuthError, id: Value) -> Response<Body> {
-    let mut r = rpc_error(StatusCode::UNAUTHORIZED, id, SESSION_ERROR, &e.to_string());
-    r.headers_mut().insert(
-        axum::http::header::WWW_AUTHENTICATE,
-        HeaderValue::from_static("Bearer"),
-    );
-    r
+/// 401 (or 403 for missing scopes) with the `WWW-Authenticate` challenge,
+/// which points at the protected-resource metadata when OAuth is on.
+fn unauthorized(front: &Front, e: AuthError, id: Value) -> Response<Body> {
+    super::protected_resource::refusal(e, front.gw.auth.oauth(), id)
 }

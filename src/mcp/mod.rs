@@ -4,6 +4,7 @@
 
 pub mod carrier;
 pub mod layer;
+pub mod protected_resource;
 pub mod server;
 pub mod session;
 pub mod tool_list;

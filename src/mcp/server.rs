@@ -2,16 +2,20 @@
 //! (Part III §1.2, §3.4), the manifest in initialize and `server/discover`
 //! `_meta` (§3.2), `tools/list`, and `tools/call` dispatch with structural
 //! argument checks (missing required member or wrong JSON type → `-32602`,
-//! §7.1); everything else travels as Pilotage values.
+//! §7.1); everything else travels as Pilotage values. Each principal is
+//! served the surface of its permissions: its own tools, manifest and
+//! initialize/discover result, a tool outside them being unknown (`-32602`).
 
 use super::tool_list::{self, ToolRole, ToolSpec};
 use super::tools::{self, Args, Reply, manifest};
 use crate::auth::Principal;
+use crate::auth::policy::Permissions;
 use crate::gateway::Gateway;
 use crate::pilotage::{EXTENSION_ID, VERSION};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ResultType, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -28,6 +32,14 @@ pub struct PilotageServer {
 
 struct Inner {
     gw: Arc<Gateway>,
+    /// One surface per distinct permission set (see
+    /// [`Permissions::surface_index`]); the last one has every permission.
+    surfaces: Vec<Surface>,
+}
+
+/// What a principal with one permission set is offered: its tools (with
+/// their argument validators), its manifest, and its initialize result.
+struct Surface {
     specs: Vec<ToolSpec>,
     tools: Vec<Tool>,
     validators: HashMap<String, jsonschema::Validator>,
@@ -38,9 +50,9 @@ struct Inner {
 /// The welcome text (Part III §3.4).
 pub const INSTRUCTIONS: &str = "This server speaks Pilotage (io.github.jafarsa0/pilotage 1.1): program languages an agent can learn, check and run safely. Call pilotage_manifest first: it lists the languages and the tools for each stage (guides → catalog → validate → execute → trace).";
 
-impl PilotageServer {
-    pub fn new(gw: Arc<Gateway>) -> Result<Self, String> {
-        let specs = tool_list::all(&gw);
+impl Surface {
+    fn build(gw: &Gateway, perms: Permissions) -> Result<Surface, String> {
+        let specs = tool_list::all(gw, perms);
         let mut tools = Vec::with_capacity(specs.len());
         let mut validators = HashMap::new();
         for spec in &specs {
@@ -51,7 +63,7 @@ impl PilotageServer {
                 .map_err(|e| format!("input schema of {}: {e}", spec.name()))?;
             validators.insert(spec.name().to_string(), v);
         }
-        let manifest = manifest::build(&gw);
+        let manifest = manifest::build(gw, perms);
         let info: InitializeResult = serde_json::from_value(json!({
             "protocolVersion": "2025-11-25",
             "capabilities": {"tools": {"listChanged": false}, "extensions": {EXTENSION_ID: {"version": VERSION}}},
@@ -60,16 +72,30 @@ impl PilotageServer {
             "_meta": {EXTENSION_ID: {"manifest": manifest}},
         }))
         .map_err(|e| format!("initialize result: {e}"))?;
-        Ok(Self {
-            inner: Arc::new(Inner {
-                gw,
-                specs,
-                tools,
-                validators,
-                info,
-                manifest,
-            }),
+        Ok(Surface {
+            specs,
+            tools,
+            validators,
+            info,
+            manifest,
         })
+    }
+}
+
+impl PilotageServer {
+    pub fn new(gw: Arc<Gateway>) -> Result<Self, String> {
+        // Eight permission sets at most: every surface is built once, here.
+        let surfaces = (0..8)
+            .map(|i| Surface::build(&gw, Permissions::from_surface_index(i)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            inner: Arc::new(Inner { gw, surfaces }),
+        })
+    }
+
+    fn surface(&self, principal: Option<&Principal>) -> &Surface {
+        let perms = principal.map_or(Permissions::ALL, |p| p.permissions);
+        &self.inner.surfaces[perms.surface_index()]
     }
 
     /// Runs one tool call for `principal`.
@@ -80,14 +106,17 @@ impl PilotageServer {
         principal: &Principal,
     ) -> Result<CallToolResult, McpError> {
         let inner = &self.inner;
-        let Some(spec) = inner.specs.iter().find(|s| s.name() == name) else {
+        let surface = self.surface(Some(principal));
+        // A tool this principal is not offered does not exist for it, the
+        // same answer as for a capability the language does not declare.
+        let Some(spec) = surface.specs.iter().find(|s| s.name() == name) else {
             return Err(McpError::invalid_params(
                 format!("Unknown tool: {name}"),
                 None,
             ));
         };
         let args_value = Value::Object(arguments);
-        if let Some(v) = inner.validators.get(name)
+        if let Some(v) = surface.validators.get(name)
             && let Some(err) = v.iter_errors(&args_value).next()
         {
             return Err(McpError::invalid_params(
@@ -108,7 +137,7 @@ impl PilotageServer {
         let gw = &inner.gw;
         let language = |l: &str| gw.language(l).cloned();
         let result = match &spec.role {
-            ToolRole::Manifest => tools::manifest::call(gw, &inner.manifest),
+            ToolRole::Manifest => tools::manifest::call(gw, &surface.manifest),
             ToolRole::Guide => tools::get_guide::call(gw, &args),
             ToolRole::Catalog => tools::catalog::call(gw, principal, &args).await,
             ToolRole::Validate(l) => match language(l) {
@@ -147,18 +176,44 @@ fn envelope(result: tools::ToolResult) -> CallToolResult {
 }
 
 impl ServerHandler for PilotageServer {
+    /// The full surface; requests with a principal get theirs (below).
     fn get_info(&self) -> InitializeResult {
-        self.inner.info.clone()
+        self.surface(None).info.clone()
+    }
+
+    /// The initialize result carries the caller's own manifest.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let negotiated = self.negotiate_initialize(&request)?;
+        let mut info = self.surface(principal_of(&context)).info.clone();
+        info.protocol_version = negotiated.protocol_version;
+        Ok(info)
+    }
+
+    /// `server/discover` (2026-07-28) carries the caller's own manifest.
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.surface(principal_of(&context)).info.clone(),
+        ))
     }
 
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         // `with_all_items` sets `resultType`, which revision 2026-07-28 requires
         // (rmcp drops it again for older peers).
-        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+        let tools = self.surface(principal_of(&context)).tools.clone();
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     /// The revisions the Pilotage binding supports (Part III: 2025-06-18 and later).
@@ -170,8 +225,14 @@ impl ServerHandler for PilotageServer {
         ])
     }
 
+    /// Any tool of the full surface (the transport has no principal here);
+    /// `dispatch` refuses the ones the caller is not offered.
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.inner.tools.iter().find(|t| t.name == name).cloned()
+        self.surface(None)
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
     }
 
     async fn call_tool(
@@ -179,10 +240,7 @@ impl ServerHandler for PilotageServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let principal = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| p.extensions.get::<Principal>())
+        let principal = principal_of(&context)
             .cloned()
             .ok_or_else(|| McpError::internal_error("no principal on the request", None))?;
         let name = request.name.to_string();
@@ -220,4 +278,12 @@ impl ServerHandler for PilotageServer {
         });
         result.map(CallToolResponse::from)
     }
+}
+
+/// The principal the front attached to the HTTP request.
+fn principal_of(context: &RequestContext<RoleServer>) -> Option<&Principal> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<Principal>())
 }

@@ -5,6 +5,7 @@
 //! declaration `_meta` (§5).
 
 use super::tools::{catalog, get_guide, manifest};
+use crate::auth::policy::Permissions;
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::pilotage::EXTENSION_ID;
 use serde_json::{Map, Value, json};
@@ -35,8 +36,9 @@ impl ToolSpec {
     }
 }
 
-/// Every tool this gateway lists, in a stable order.
-pub fn all(gw: &Gateway) -> Vec<ToolSpec> {
+/// Every tool this gateway lists to a principal with `perms`, in a stable
+/// order: loop tools exist exactly per that principal's capability map.
+pub fn all(gw: &Gateway, perms: Permissions) -> Vec<ToolSpec> {
     let names = gw.language_names().join(", ");
     let mut out = vec![
         ToolSpec {
@@ -89,13 +91,14 @@ pub fn all(gw: &Gateway) -> Vec<ToolSpec> {
         },
     ];
     for lang in &gw.languages {
-        out.extend(loop_tools(lang));
+        out.extend(loop_tools(lang, perms));
     }
     out
 }
 
-fn loop_tools(lang: &LanguageRuntime) -> Vec<ToolSpec> {
+fn loop_tools(lang: &LanguageRuntime, perms: Permissions) -> Vec<ToolSpec> {
     let c = &lang.config;
+    let execution = perms.execution_of(c);
     let name = &c.name;
     let arg = &c.argument;
     let declaration = json!({ EXTENSION_ID: {"argument": arg, "language": name} });
@@ -111,7 +114,7 @@ fn loop_tools(lang: &LanguageRuntime) -> Vec<ToolSpec> {
             "_meta": declaration,
         }),
     }];
-    if c.has_execute() {
+    if let Some(execution) = execution {
         let mut props = Map::new();
         props.insert(arg.clone(), program_schema());
         props.insert("program_ref".into(), json!({"type": "string"}));
@@ -126,10 +129,10 @@ fn loop_tools(lang: &LanguageRuntime) -> Vec<ToolSpec> {
         if c.capabilities.execute.test_run {
             props.insert("test_run".into(), json!({"type": "boolean"}));
         }
-        if c.execution == "both" {
+        if execution == "both" {
             props.insert("mode".into(), json!({"type": "string"}));
         }
-        let mode_note = if c.execution == "both" {
+        let mode_note = if execution == "both" {
             " 'mode' is required: \"immediate\" runs it now, \"deploy\" promotes it to the catalog and returns a program_ref."
         } else {
             ""
@@ -147,7 +150,7 @@ fn loop_tools(lang: &LanguageRuntime) -> Vec<ToolSpec> {
             }),
         });
     }
-    if c.has_trace_fetch()
+    if perms.trace_fetch_of(c)
         && let Some(trace) = &c.tools.trace
     {
         out.push(ToolSpec {

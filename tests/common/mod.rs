@@ -199,6 +199,14 @@ pub fn dialect() -> Option<String> {
         .filter(|d| !d.is_empty() && d != "a")
 }
 
+/// A fresh engine speaking the dialect under test (see [`dialect`]).
+pub fn dialect_engine() -> Engine {
+    match dialect() {
+        Some(d) => Engine::spawn(&["--dialect", &d]),
+        None => Engine::spawn(&[]),
+    }
+}
+
 pub fn apply_dialect(cfg: &mut Config, dialect: &str) {
     let path = repo_path(&format!("deploy/gateway.dialect-{dialect}.toml"));
     let text = std::fs::read_to_string(&path).expect("read the dialect's config");

@@ -2,6 +2,7 @@
 //! the manifest object carried in initialize and `server/discover` `_meta`.
 
 use super::{Reply, ToolResult};
+use crate::auth::policy::Permissions;
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::pilotage::VERSION;
 use serde_json::{Map, Value, json};
@@ -25,15 +26,21 @@ pub fn call(gw: &Gateway, manifest: &Value) -> ToolResult {
     ))
 }
 
-/// The Part II §5.1 manifest: one entry per Language, its effective
-/// capability map, and loop tools that exist exactly per that map.
-pub fn build(gw: &Gateway) -> Value {
-    let languages: Vec<Value> = gw.languages.iter().map(|l| language_entry(l)).collect();
+/// The Part II §5.1 manifest of a principal with `perms`: one entry per
+/// Language, its effective capability map (the stages the principal may use),
+/// and loop tools that exist exactly per that map.
+pub fn build(gw: &Gateway, perms: Permissions) -> Value {
+    let languages: Vec<Value> = gw
+        .languages
+        .iter()
+        .map(|l| language_entry(l, perms))
+        .collect();
     json!({"pilotage": VERSION, "languages": languages})
 }
 
-fn language_entry(lang: &LanguageRuntime) -> Value {
+fn language_entry(lang: &LanguageRuntime, perms: Permissions) -> Value {
     let c = &lang.config;
+    let execution = perms.execution_of(c);
     let caps = &c.capabilities;
     let mut e = Map::new();
     e.insert("name".into(), json!(c.name));
@@ -53,13 +60,13 @@ fn language_entry(lang: &LanguageRuntime) -> Value {
     );
     capabilities.insert("validate".into(), json!(true));
     capabilities.insert("plan".into(), json!(caps.plan));
-    if lang.config.has_execute() {
+    if execution.is_some() {
         loop_tools.insert("execute".into(), json!(c.tools.execute));
         capabilities.insert(
             "execute".into(),
             json!({"test_run": caps.execute.test_run, "idempotency": caps.execute.idempotency}),
         );
-        if lang.config.has_trace_fetch() {
+        if perms.trace_fetch_of(c) {
             loop_tools.insert("trace".into(), json!(c.tools.trace));
             capabilities.insert("trace_fetch".into(), json!(true));
         }
@@ -70,8 +77,8 @@ fn language_entry(lang: &LanguageRuntime) -> Value {
     if let Some((schema, _)) = &lang.context_schema {
         e.insert("context_schema".into(), schema.clone());
     }
-    if lang.config.has_execute() {
-        e.insert("execution".into(), json!(c.execution));
+    if let Some(execution) = execution {
+        e.insert("execution".into(), json!(execution));
         e.insert("trace".into(), json!(c.trace));
         e.insert("retention".into(), json!(c.retention));
     }

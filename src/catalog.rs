@@ -122,6 +122,8 @@ pub struct CatalogService {
     tenants: moka::sync::Cache<String, Arc<TenantSlot>>,
     /// (scope, version) pairs already written as baselines by this instance.
     snapshots_written: moka::sync::Cache<String, ()>,
+    /// Counts contract changes of a tenant's catalog (a new version).
+    version_changes: prometheus::IntCounter,
 }
 
 impl CatalogService {
@@ -134,7 +136,22 @@ impl CatalogService {
             effects: mapping.effects,
             tenants: moka::sync::Cache::new(10_000),
             snapshots_written: moka::sync::Cache::new(100_000),
+            version_changes: prometheus::IntCounter::new("unregistered", "-")
+                .expect("valid counter"),
         }
+    }
+
+    /// Counts every catalog_version change in `counter`.
+    pub fn count_version_changes(mut self, counter: prometheus::IntCounter) -> Self {
+        self.version_changes = counter;
+        self
+    }
+
+    /// Tenants whose catalog this instance holds.
+    pub fn tenant_count(&self) -> u64 {
+        // moka counts lazily; settle first so a scrape reads the true size.
+        self.tenants.run_pending_tasks();
+        self.tenants.entry_count()
     }
 
     /// The current view for `principal`; stores it as a changed_since baseline
@@ -230,7 +247,11 @@ impl CatalogService {
                 // Only volatile fields moved: keep the catalog (and its hashes).
                 let catalog = match cached {
                     Some((_, old)) if old.version == built.version => old,
-                    _ => Arc::new(built),
+                    Some(_) => {
+                        self.version_changes.inc();
+                        Arc::new(built)
+                    }
+                    None => Arc::new(built),
                 };
                 slot.set(etag, catalog.clone());
                 catalog

@@ -68,6 +68,8 @@ pub struct EngineClient {
     base: String,
     mapping: EngineMapping,
     call_timeout: Duration,
+    /// Where engine call timings go (none in benchmarks).
+    metrics: Option<std::sync::Arc<crate::metrics::Metrics>>,
 }
 
 impl EngineClient {
@@ -83,7 +85,25 @@ impl EngineClient {
             base: config.url.trim_end_matches('/').to_string(),
             mapping: config.mapping.clone(),
             call_timeout: Duration::from_millis(config.timeout_ms),
+            metrics: None,
         }
+    }
+
+    /// Records every engine call in `metrics`.
+    pub fn with_metrics(mut self, metrics: std::sync::Arc<crate::metrics::Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Sends one engine request: the single place every call passes, which
+    /// adds the caller's trace context, opens the engine-call span and times
+    /// the call.
+    async fn send(
+        &self,
+        operation: &'static str,
+        req: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, reqwest::Error> {
+        crate::telemetry::engine::send(operation, req, self.metrics.as_deref()).await
     }
 
     pub fn mapping(&self) -> &EngineMapping {
@@ -96,10 +116,11 @@ impl EngineClient {
 
     /// Readiness: the engine answers its health path.
     pub async fn healthy(&self) -> bool {
-        self.http
+        let req = self
+            .http
             .get(self.url(&self.mapping.health_path))
-            .timeout(Duration::from_secs(2))
-            .send()
+            .timeout(Duration::from_secs(2));
+        self.send("health", req)
             .await
             .map(|r| r.status().is_success())
             .unwrap_or(false)
@@ -120,7 +141,10 @@ impl EngineClient {
         if let Some(tag) = etag {
             req = req.header(reqwest::header::IF_NONE_MATCH, tag);
         }
-        let resp = req.send().await.map_err(transport_error)?;
+        let resp = self
+            .send("catalog", req)
+            .await
+            .map_err(transport_error)?;
         if resp.status() == reqwest::StatusCode::NOT_MODIFIED {
             return Ok(CatalogFetch::NotModified);
         }
@@ -156,13 +180,14 @@ impl EngineClient {
         if let Some(ctx) = context {
             body.insert(m.context_field.clone(), ctx.clone());
         }
-        let resp = self
+        let req = self
             .http
             .post(self.url(&m.path))
             .header(&self.mapping.tenant_header, tenant)
             .timeout(self.call_timeout)
-            .json(&body)
-            .send()
+            .json(&body);
+        let resp = self
+            .send("check", req)
             .await
             .map_err(transport_error)?;
         let body = json_body(resp, "validator").await?;
@@ -216,15 +241,13 @@ impl EngineClient {
             m.deadline_field.clone(),
             Value::from(deadline.as_millis() as u64),
         );
-        let resp = self
+        let req = self
             .http
             .post(self.url(&m.path))
             .header(&self.mapping.tenant_header, tenant)
             .timeout(deadline + Duration::from_secs(5))
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| {
+            .json(&body);
+        let resp = self.send("run", req).await.map_err(|e| {
                 if e.is_connect() {
                     EngineError::Unreachable(e.to_string())
                 } else {

@@ -330,6 +330,7 @@ async fn run(
         .filter(|_| lang.context_schema.is_some());
     let deadline = Duration::from_millis(gw.config.engine.run_deadline_ms);
     let started = std::time::Instant::now();
+    let in_flight = gw.metrics.run_in_flight();
     let reply = gw
         .engine
         .run(
@@ -341,6 +342,7 @@ async fn run(
             deadline,
         )
         .await;
+    drop(in_flight);
     let (outcome, output, events, end) = match reply {
         Err(EngineError::Unreachable(m)) | Err(EngineError::Failed(m)) => {
             return Err(internal(&EngineError::Failed(m)));

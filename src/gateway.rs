@@ -8,6 +8,7 @@ use crate::classify::{Classifiers, RuleSource};
 use crate::config::{Config, LanguageConfig};
 use crate::engine::EngineClient;
 use crate::guides::GuideSet;
+use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::validate::VerdictCache;
 use std::sync::{Arc, RwLock};
@@ -95,6 +96,7 @@ pub struct Gateway {
     pub classifiers: Classifiers,
     pub auth: Authenticator,
     pub verdicts: VerdictCache,
+    pub metrics: Arc<Metrics>,
 }
 
 impl Gateway {
@@ -117,9 +119,14 @@ impl Gateway {
             std::time::Duration::from_millis(config.store.op_timeout_ms),
         )
         .await?;
-        let engine = EngineClient::new(&config.engine);
+        let metrics = Arc::new(Metrics::new());
+        metrics.declare_diagnostic_codes(classifiers.counts().keys().map(String::as_str));
+        let store = crate::metrics::store::MeteredStore::wrap(store, metrics.clone());
+        let engine = EngineClient::new(&config.engine).with_metrics(metrics.clone());
         Ok(Arc::new(Gateway {
-            catalog: CatalogService::new(engine.clone(), store.clone()),
+            catalog: CatalogService::new(engine.clone(), store.clone())
+                .count_version_changes(metrics.catalog_version_changes.clone()),
+            metrics,
             auth: Authenticator::new(&config.auth),
             verdicts: VerdictCache::new(),
             engine,

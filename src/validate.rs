@@ -47,6 +47,12 @@ impl VerdictCache {
 }
 
 impl VerdictCache {
+    /// Verdicts held (moka counts lazily: settled first).
+    pub async fn len(&self) -> u64 {
+        self.cache.run_pending_tasks().await;
+        self.cache.entry_count()
+    }
+
     /// Drops every verdict (after a rule reload).
     pub fn clear(&self) {
         self.cache.invalidate_all();

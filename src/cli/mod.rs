@@ -5,14 +5,21 @@ pub mod check_config;
 pub mod classify;
 pub mod demo;
 
-/// JSON logs on stderr; `RUST_LOG` filters (default `info`, rmcp quieter:
-/// it logs every stateless request's lifecycle).
+/// JSON logs on stderr, each line naming the instance; `RUST_LOG` filters
+/// (default `info`; rmcp only at `error`: it logs each carrier error as a
+/// Rust Debug dump, and the request log line already says what was refused).
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=error"));
+    let format = tracing_subscriber::fmt::format()
+        .json()
+        .with_current_span(true)
+        .flatten_event(true);
     let _ = tracing_subscriber::fmt()
         .json()
         .with_current_span(true)
+        .flatten_event(true)
+        .event_format(crate::telemetry::log_format::WithInstance(format))
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
@@ -22,6 +29,7 @@ pub fn init_logging() {
 /// are printed for the operator.
 pub async fn run_server(config: crate::config::Config) -> std::process::ExitCode {
     use std::process::ExitCode;
+    crate::telemetry::log_format::set_instance(&config.server.instance);
     match crate::app::build(config).await {
         Ok(app) => match crate::app::serve(app).await {
             Ok(()) => ExitCode::SUCCESS,

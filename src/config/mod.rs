@@ -57,6 +57,12 @@ pub struct ServerConfig {
     /// Reload classifier rules and guides when their files change (and on
     /// SIGHUP) without a restart.
     pub watch_files: bool,
+    /// After SIGTERM: how long the instance keeps serving new requests while
+    /// `/readyz` answers 503, so the balancer stops sending before it stops.
+    pub drain_ms: u64,
+    /// Then: how long requests still in flight (runs) may take before the
+    /// process exits anyway.
+    pub drain_timeout_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -67,6 +73,8 @@ impl Default for ServerConfig {
             max_body_bytes: 4 * 1024 * 1024,
             instance: "gateway".into(),
             watch_files: true,
+            drain_ms: 5_000,
+            drain_timeout_ms: 32_000,
         }
     }
 }

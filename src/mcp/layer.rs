@@ -10,6 +10,7 @@
 use super::session::{Session, SessionSigner};
 use crate::auth::{AuthError, Principal, bearer};
 use crate::gateway::Gateway;
+use crate::telemetry::request_log::RequestFields;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
@@ -33,10 +34,16 @@ pub struct Front {
 /// The `/mcp` handler for every method.
 pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
     let (mut parts, body) = req.into_parts();
+    let fields = parts
+        .extensions
+        .get::<RequestFields>()
+        .cloned()
+        .unwrap_or_default();
     let limit = front.gw.config.server.max_body_bytes;
     let bytes = match axum::body::to_bytes(body, limit).await {
         Ok(b) => b,
         Err(_) => {
+            fields.set_reject("too_large");
             return rpc_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 Value::Null,
@@ -50,6 +57,7 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
         let message: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) => {
+                fields.set_reject("parse_error");
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
                     Value::Null,
@@ -58,7 +66,11 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
                 );
             }
         };
+        if let Some(method) = rpc_method(&message) {
+            fields.set_rpc_method(method);
+        }
         if let Some(problem) = not_jsonrpc(&message) {
+            fields.set_reject("invalid_request");
             let id = message.get("id").cloned().unwrap_or(Value::Null);
             return rpc_error(StatusCode::BAD_REQUEST, id, -32600, problem);
         }
@@ -75,39 +87,46 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
         let id = SessionSigner::new_id();
         match front.gw.auth.principal(key.as_deref(), Some(&id)) {
             Ok(p) => (p, None, Some(id)),
-            Err(e) => return unauthorized(e),
+            Err(e) => return unauthorized(&fields, e),
         }
     } else if let Some(token) = &token {
-        match verify(&front, key.as_deref(), token).await {
+        match verify(&front, &fields, key.as_deref(), token).await {
             Ok((p, s)) => (p, Some(s), None),
             Err(resp) => return resp,
         }
     } else {
         match front.gw.auth.principal(key.as_deref(), None) {
             Ok(p) => (p, None, None),
-            Err(e) => return unauthorized(e),
+            Err(e) => return unauthorized(&fields, e),
         }
     };
+    fields.set_principal(&principal);
     if parts.method == Method::DELETE {
         return match session {
             Some(s) => {
                 let ttl = std::time::Duration::from_secs(front.signer.remaining(&s));
                 match front.gw.store.revoke_session(&s.id, ttl).await {
                     Ok(()) => Response::new(Body::empty()),
-                    Err(e) => rpc_error(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        Value::Null,
-                        -32603,
-                        &format!("session store unavailable: {e}"),
-                    ),
+                    Err(e) => {
+                        fields.set_reject("session_store_unavailable");
+                        rpc_error(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            Value::Null,
+                            -32603,
+                            &format!("session store unavailable: {e}"),
+                        )
+                    }
                 }
             }
-            None => rpc_error(
+            None => {
+                fields.set_reject("invalid_request");
+                rpc_error(
                 StatusCode::BAD_REQUEST,
                 Value::Null,
                 -32600,
                 "DELETE needs the Mcp-Session-Id to end",
-            ),
+                )
+            }
         };
     }
     let issued = new_session
@@ -137,10 +156,19 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
 /// verify for exactly that principal and not be revoked.
 async fn verify(
     front: &Front,
+    fields: &RequestFields,
     key: Option<&str>,
     token: &str,
 ) -> Result<(Principal, Session), Response<Body>> {
-    let not_found = || {
+    // Every refusal answers the same 404; the reason goes to logs and metrics only.
+    let not_found = |reason: &'static str| {
+        fields.set_reject("session_not_found");
+        front
+            .gw
+            .metrics
+            .session_rejects
+            .with_label_values(&[reason])
+            .inc();
         rpc_error(
             StatusCode::NOT_FOUND,
             Value::Null,
@@ -148,25 +176,28 @@ async fn verify(
             "Session not found",
         )
     };
-    let id = SessionSigner::session_id(token).ok_or_else(not_found)?;
+    let id = SessionSigner::session_id(token).ok_or_else(|| not_found("malformed"))?;
     let principal = front
         .gw
         .auth
         .principal(key, Some(id))
-        .map_err(unauthorized)?;
+        .map_err(|e| unauthorized(fields, e))?;
     let session = front
         .signer
         .verify(token, &principal.scope)
-        .ok_or_else(not_found)?;
+        .ok_or_else(|| not_found("invalid"))?;
     match front.gw.store.is_session_revoked(&session.id).await {
         Ok(false) => Ok((principal, session)),
-        Ok(true) => Err(not_found()),
-        Err(e) => Err(rpc_error(
+        Ok(true) => Err(not_found("revoked")),
+        Err(e) => Err({
+            fields.set_reject("session_store_unavailable");
+            rpc_error(
             StatusCode::SERVICE_UNAVAILABLE,
             Value::Null,
             -32603,
             &format!("session store unavailable: {e}"),
-        )),
+        )
+        }),
     }
 }
 
@@ -189,7 +220,16 @@ fn not_jsonrpc(message: &Value) -> Option<&'static str> {
     }
 }
 
-fn unauthorized(e: AuthError) -> Response<Body> {
+/// The method of a JSON-RPC message (of a batch: the first's).
+fn rpc_method(message: &Value) -> Option<&str> {
+    match message {
+        Value::Array(items) => items.first().and_then(rpc_method),
+        _ => message.get("method").and_then(Value::as_str),
+    }
+}
+
+fn unauthorized(fields: &RequestFields, e: AuthError) -> Response<Body> {
+    fields.set_reject("unauthorized");
     let mut r = rpc_error(
         StatusCode::UNAUTHORIZED,
         Value::Null,

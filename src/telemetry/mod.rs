@@ -1,0 +1,8 @@
+//! Observability of requests as they cross the gateway: the request log and
+//! request ids, what a tool call's answer says, and the engine-call wrapper
+//! (span, timing, trace-context headers).
+
+pub mod engine;
+pub mod log_format;
+pub mod request_log;
+pub mod tool_call;

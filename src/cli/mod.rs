@@ -11,14 +11,15 @@ pub mod demo;
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=error"));
+    // The span list carries the request span (request_id, trace_id) into
+    // every line logged while serving a request, however deep.
     let format = tracing_subscriber::fmt::format()
         .json()
-        .with_current_span(true)
+        .with_current_span(false)
+        .with_span_list(true)
         .flatten_event(true);
     let _ = tracing_subscriber::fmt()
         .json()
-        .with_current_span(true)
-        .flatten_event(true)
         .event_format(crate::telemetry::log_format::WithInstance(format))
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -10,6 +10,7 @@ use crate::auth::Principal;
 use crate::gateway::Gateway;
 use crate::pilotage::{EXTENSION_ID, VERSION};
 use crate::telemetry::tool_call;
+use crate::telemetry::trace_context::TraceContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InitializeResult,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, Tool,
@@ -217,10 +218,20 @@ impl ServerHandler for PilotageServer {
             duration_ms = tracing::field::Empty,
         );
         let started = std::time::Instant::now();
-        let result = self
+        // The transport may serve the call on another task: carry the
+        // request's trace context over so engine calls propagate it.
+        let trace = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<TraceContext>())
+            .cloned();
+        let call = self
             .dispatch(&name, arguments, &principal)
-            .instrument(span.clone())
-            .await;
+            .instrument(span.clone());
+        let result = match trace {
+            Some(t) => t.scope(call).await,
+            None => call.await,
+        };
         let took = started.elapsed();
         if let Some(run_id) = result
             .as_ref()

@@ -2,6 +2,7 @@
 //! timing in `pilotage_engine_call_duration_seconds`, and (when tracing is on)
 //! the W3C trace context of the tool call that caused it.
 
+use super::trace_context::TraceContext;
 use crate::metrics::Metrics;
 use std::time::Instant;
 use tracing::Instrument;
@@ -13,6 +14,16 @@ pub async fn send(
     metrics: Option<&Metrics>,
 ) -> Result<reqwest::Response, reqwest::Error> {
     let span = tracing::info_span!("engine", operation, status = tracing::field::Empty);
+    let req = match TraceContext::current() {
+        Some(ctx) => {
+            let mut req = req.header("traceparent", ctx.child_traceparent());
+            if let Some(state) = &ctx.tracestate {
+                req = req.header("tracestate", state);
+            }
+            req
+        }
+        None => req,
+    };
     let started = Instant::now();
     let result = req.send().instrument(span.clone()).await;
     let status = status_label(&result);

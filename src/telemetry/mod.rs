@@ -6,3 +6,4 @@ pub mod engine;
 pub mod log_format;
 pub mod request_log;
 pub mod tool_call;
+pub mod trace_context;

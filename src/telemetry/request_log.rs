@@ -19,6 +19,8 @@ use tower_http::request_id::{
 };
 use tracing::Instrument;
 
+use super::trace_context::TraceContext;
+
 const REQUEST_ID: &str = "x-request-id";
 /// A caller's request id longer than this, or with other than printable
 /// ASCII, is replaced (it would otherwise be copied into every log line).
@@ -123,11 +125,15 @@ async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Re
         .to_string();
     let fields = RequestFields::default();
     req.extensions_mut().insert(fields.clone());
+    let trace = TraceContext::from_headers(req.headers());
+    req.extensions_mut().insert(trace.clone());
     let http_method = req.method().to_string();
     let path = req.uri().path().to_string();
-    let span = tracing::info_span!("request", request_id = %request_id);
+    let span = tracing::info_span!("request", request_id = %request_id, trace_id = %trace.trace_id);
     let started = Instant::now();
-    let response = next.run(req).instrument(span.clone()).await;
+    let response = trace
+        .scope(next.run(req).instrument(span.clone()))
+        .await;
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
     let status = response.status();
     let f = std::mem::take(&mut *fields.0.lock().unwrap_or_else(PoisonError::into_inner));

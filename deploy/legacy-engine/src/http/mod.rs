@@ -8,6 +8,7 @@ mod dialect_b;
 mod etag;
 mod fields;
 mod reply;
+mod trace_log;
 
 use std::sync::Arc;
 
@@ -30,5 +31,8 @@ pub fn router(engine: Arc<Engine>, dialect: Dialect) -> Router {
         Dialect::A => dialect_a::routes(),
         Dialect::B => dialect_b::routes(),
     };
-    surface.merge(admin::routes()).with_state(engine)
+    surface
+        .merge(admin::routes())
+        .with_state(engine)
+        .layer(axum::middleware::from_fn(trace_log::log))
 }

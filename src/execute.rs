@@ -79,6 +79,8 @@ pub async fn execute(
     principal: &Principal,
     req: ExecuteRequest,
 ) -> Result<Value, RequestError> {
+    // Held for the whole execute, idempotency waits included.
+    let _slot = gw.limits.run_slot(principal)?;
     let checked = well_formed(gw, lang, principal, &req).await?;
     let run_id = new_run_id();
     let Some(key) = req.idempotency_key.clone() else {

@@ -97,6 +97,7 @@ pub struct Gateway {
     pub auth: Authenticator,
     pub verdicts: VerdictCache,
     pub metrics: Arc<Metrics>,
+    pub limits: crate::limits::Limits,
 }
 
 impl Gateway {
@@ -126,6 +127,7 @@ impl Gateway {
         Ok(Arc::new(Gateway {
             catalog: CatalogService::new(engine.clone(), store.clone())
                 .count_version_changes(metrics.catalog_version_changes.clone()),
+            limits: crate::limits::Limits::new(&config.limits, metrics.clone()),
             metrics,
             auth: Authenticator::new(&config.auth),
             verdicts: VerdictCache::new(),

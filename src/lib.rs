@@ -13,6 +13,7 @@ pub mod execute;
 pub mod gateway;
 pub mod guides;
 pub mod language;
+pub mod limits;
 pub mod mcp;
 pub mod metrics;
 pub mod pilotage;

@@ -8,6 +8,7 @@
 
 mod engine;
 pub mod language;
+pub mod limits;
 
 pub use engine::{
     CatalogFields, CheckMapping, EffectRisk, EngineMapping, EventMapping, RunMapping, pick,
@@ -30,6 +31,8 @@ pub struct Config {
     pub engine: EngineConfig,
     #[serde(default)]
     pub auth: AuthConfig,
+    #[serde(default)]
+    pub limits: limits::LimitsConfig,
     #[serde(rename = "language", default)]
     pub languages: Vec<LanguageConfig>,
     /// Directory of the configuration file; relative paths resolve against it.
@@ -335,6 +338,17 @@ impl Config {
                     "name the engine tenant this key acts for",
                 );
             }
+        }
+        let key_names: Vec<&str> = self.auth.keys.iter().map(|k| k.name.as_str()).collect();
+        for (key, p, fix) in self.limits.validate(&key_names) {
+            problem(&key, p, &fix);
+        }
+        if self.server.drain_ms > 600_000 || self.server.drain_timeout_ms > 600_000 {
+            problem(
+                "server.drain_ms",
+                "drain_ms and drain_timeout_ms are at most 600000 (10 minutes)".into(),
+                "shorten the drain; orchestrators kill a container long before that",
+            );
         }
         if self.languages.is_empty() {
             problem(

@@ -228,9 +228,12 @@ impl ServerHandler for PilotageServer {
         let call = self
             .dispatch(&name, arguments, &principal)
             .instrument(span.clone());
-        let result = match trace {
-            Some(t) => t.scope(call).await,
-            None => call.await,
+        let result = match self.inner.gw.limits.admit_call(&principal) {
+            Err(refused) => Ok(envelope(Err(refused))),
+            Ok(()) => match trace {
+                Some(t) => t.scope(call).await,
+                None => call.await,
+            },
         };
         let took = started.elapsed();
         if let Some(run_id) = result

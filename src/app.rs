@@ -3,6 +3,7 @@
 //! binds and runs it until shutdown.
 
 use crate::config::Config;
+use crate::drain::Drain;
 use crate::gateway::{Gateway, StartError};
 use crate::mcp::layer::{self, Front, McpService};
 use crate::mcp::server::PilotageServer;
@@ -16,7 +17,6 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use std::sync::Arc;
-use crate::drain::Drain;
 
 /// A built application.
 pub struct App {

@@ -87,8 +87,7 @@ pub async fn serve_until_drained(
         "drain window over: no new connections; waiting for the requests in flight"
     );
     let _ = stop.send(());
-    match tokio::time::timeout(Duration::from_millis(config.drain_timeout_ms), &mut server).await
-    {
+    match tokio::time::timeout(Duration::from_millis(config.drain_timeout_ms), &mut server).await {
         Ok(result) => {
             tracing::info!("drained: every request finished; exiting");
             flatten(result)

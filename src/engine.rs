@@ -141,10 +141,7 @@ impl EngineClient {
         if let Some(tag) = etag {
             req = req.header(reqwest::header::IF_NONE_MATCH, tag);
         }
-        let resp = self
-            .send("catalog", req)
-            .await
-            .map_err(transport_error)?;
+        let resp = self.send("catalog", req).await.map_err(transport_error)?;
         if resp.status() == reqwest::StatusCode::NOT_MODIFIED {
             return Ok(CatalogFetch::NotModified);
         }
@@ -186,10 +183,7 @@ impl EngineClient {
             .header(&self.mapping.tenant_header, tenant)
             .timeout(self.call_timeout)
             .json(&body);
-        let resp = self
-            .send("check", req)
-            .await
-            .map_err(transport_error)?;
+        let resp = self.send("check", req).await.map_err(transport_error)?;
         let body = json_body(resp, "validator").await?;
         let problems = pick(&body, &m.problems)
             .and_then(Value::as_array)
@@ -248,16 +242,16 @@ impl EngineClient {
             .timeout(deadline + Duration::from_secs(5))
             .json(&body);
         let resp = self.send("run", req).await.map_err(|e| {
-                if e.is_connect() {
-                    EngineError::Unreachable(e.to_string())
-                } else {
-                    // The request may have reached the runner: treat the run as started.
-                    EngineError::RunBroken {
-                        message: e.to_string(),
-                        events: Vec::new(),
-                    }
+            if e.is_connect() {
+                EngineError::Unreachable(e.to_string())
+            } else {
+                // The request may have reached the runner: treat the run as started.
+                EngineError::RunBroken {
+                    message: e.to_string(),
+                    events: Vec::new(),
                 }
-            })?;
+            }
+        })?;
         let status = resp.status();
         let text = resp.text().await.map_err(|e| EngineError::RunBroken {
             message: e.to_string(),

@@ -31,15 +31,23 @@ async fn anonymous_callers_share_one_budget_and_are_told_when_to_retry() {
     let refused = b.call("pilotage_manifest", json!({})).await;
     assert!(refused.is_error);
     assert_eq!(refused.structured["error"]["kind"], "internal");
-    let ms = refused.structured["retry_after_ms"].as_u64().expect("retry_after_ms");
+    let ms = refused.structured["retry_after_ms"]
+        .as_u64()
+        .expect("retry_after_ms");
     assert!(ms > 1000 && ms <= 60_000, "{ms}");
     let message = refused.structured["error"]["message"].as_str().unwrap();
-    assert!(message.contains("rate limit") && message.contains(&format!("retry in {ms} ms")), "{message}");
+    assert!(
+        message.contains("rate limit") && message.contains(&format!("retry in {ms} ms")),
+        "{message}"
+    );
     // A key holder is not held back by anonymous traffic.
     let key = env.client(ACME_OPS);
     assert!(!key.call("pilotage_manifest", json!({})).await.is_error);
     let metrics = &env.gateway.as_ref().unwrap().metrics;
-    assert_eq!(metrics.rate_limited.with_label_values(&["requests"]).get(), 1);
+    assert_eq!(
+        metrics.rate_limited.with_label_values(&["requests"]).get(),
+        1
+    );
     assert_eq!(
         metrics
             .request_errors
@@ -66,13 +74,19 @@ async fn a_key_at_its_run_cap_is_refused_until_a_run_finishes() {
     let first = tokio::spawn({
         let key = env.client(ACME_OPS);
         async move {
-            key.call("run_workflow", json!({"workflow": slow, "mode": "immediate"}))
-                .await
+            key.call(
+                "run_workflow",
+                json!({"workflow": slow, "mode": "immediate"}),
+            )
+            .await
         }
     });
     let deadline = Instant::now() + Duration::from_secs(20);
     while gw.metrics.runs_in_flight.get() < 1 {
-        assert!(Instant::now() < deadline, "the first run never reached the engine");
+        assert!(
+            Instant::now() < deadline,
+            "the first run never reached the engine"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let key = env.client(ACME_OPS);
@@ -90,9 +104,17 @@ async fn a_key_at_its_run_cap_is_refused_until_a_run_finishes() {
     // Another key is not affected.
     let audit = env.client(common::ACME_AUDIT);
     let other = audit.call("run_workflow", args.clone()).await;
-    assert_eq!(other.structured["outcome"]["status"], "success", "{}", other.structured);
+    assert_eq!(
+        other.structured["outcome"]["status"], "success",
+        "{}",
+        other.structured
+    );
     let done = first.await.unwrap();
-    assert_eq!(done.structured["outcome"]["status"], "success", "{}", done.structured);
+    assert_eq!(
+        done.structured["outcome"]["status"], "success",
+        "{}",
+        done.structured
+    );
     let again = key.call("run_workflow", args).await;
     assert_eq!(again.structured["outcome"]["status"], "success");
     assert_eq!(
@@ -119,7 +141,9 @@ fn limits_are_validated_at_start_naming_the_key_and_the_fix() {
         "`limits.key[0].name`: no [[auth.key]] is named 'nobody'",
     ] {
         assert!(
-            problems.iter().any(|p| p.contains(expected) && p.contains("fix:")),
+            problems
+                .iter()
+                .any(|p| p.contains(expected) && p.contains("fix:")),
             "{expected} in {problems:?}"
         );
     }

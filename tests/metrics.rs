@@ -96,7 +96,8 @@ async fn a_scrape_after_the_loop_passes_promtool_and_counts_what_happened() {
     let validate = lang["loop"]["validate"].as_str().unwrap().to_string();
     let execute = lang["loop"]["execute"].as_str().unwrap().to_string();
     let argument = "workflow";
-    c.call("pilotage_get_guide", json!({"language": LANG})).await;
+    c.call("pilotage_get_guide", json!({"language": LANG}))
+        .await;
     c.call(
         "pilotage_catalog",
         json!({"language": LANG, "verb": "list", "q": "invoice"}),
@@ -140,7 +141,10 @@ async fn a_scrape_after_the_loop_passes_promtool_and_counts_what_happened() {
     // A catalog contract change, seen by the next lookup.
     let key = env.client(ACME_OPS);
     let before = key
-        .call("pilotage_catalog", json!({"language": LANG, "verb": "list"}))
+        .call(
+            "pilotage_catalog",
+            json!({"language": LANG, "verb": "list"}),
+        )
         .await
         .structured["catalog_version"]
         .clone();
@@ -148,7 +152,10 @@ async fn a_scrape_after_the_loop_passes_promtool_and_counts_what_happened() {
     cap["doc"] = json!("Echo, reworded so the contract changes.");
     env.engine.put_capability("util.echo", &cap, None).await;
     let after = key
-        .call("pilotage_catalog", json!({"language": LANG, "verb": "list"}))
+        .call(
+            "pilotage_catalog",
+            json!({"language": LANG, "verb": "list"}),
+        )
         .await
         .structured["catalog_version"]
         .clone();
@@ -163,19 +170,33 @@ async fn a_scrape_after_the_loop_passes_promtool_and_counts_what_happened() {
 
     let text = scrape(&env).await;
     promtool_check(&text);
-    assert!(!text.contains("instance="), "no instance label of ours:\n{text}");
+    assert!(
+        !text.contains("instance="),
+        "no instance label of ours:\n{text}"
+    );
     let s = parse(&text);
     let d = "pilotage_diagnostics_total";
     // 3 validates + 1 refused execute (revalidated from the cache).
-    assert_eq!(total(&s, d, &[("code", "unknown_capability")]), 4.0, "{text}");
+    assert_eq!(
+        total(&s, d, &[("code", "unknown_capability")]),
+        4.0,
+        "{text}"
+    );
     assert_eq!(total(&s, d, &[("code", "invalid_structure")]), 1.0);
-    assert_eq!(total(&s, "pilotage_runs_total", &[("status", "success")]), 1.0);
+    assert_eq!(
+        total(&s, "pilotage_runs_total", &[("status", "success")]),
+        1.0
+    );
     assert_eq!(
         total(&s, "pilotage_runs_total", &[("status", "validation_error")]),
         1.0
     );
     assert_eq!(
-        total(&s, "pilotage_request_errors_total", &[("kind", "not_found")]),
+        total(
+            &s,
+            "pilotage_request_errors_total",
+            &[("kind", "not_found")]
+        ),
         1.0
     );
     assert_eq!(
@@ -185,12 +206,20 @@ async fn a_scrape_after_the_loop_passes_promtool_and_counts_what_happened() {
     );
     assert!(total(&s, "pilotage_catalog_version_changes_total", &[]) >= 1.0);
     assert_eq!(
-        total(&s, "pilotage_session_rejects_total", &[("reason", "invalid")]),
+        total(
+            &s,
+            "pilotage_session_rejects_total",
+            &[("reason", "invalid")]
+        ),
         1.0
     );
     let calls = "pilotage_tool_call_duration_seconds_count";
     assert_eq!(
-        total(&s, calls, &[("tool", &validate), ("language", LANG), ("outcome", "ok")]),
+        total(
+            &s,
+            calls,
+            &[("tool", &validate), ("language", LANG), ("outcome", "ok")]
+        ),
         4.0
     );
     assert_eq!(
@@ -198,7 +227,11 @@ async fn a_scrape_after_the_loop_passes_promtool_and_counts_what_happened() {
         1.0
     );
     assert_eq!(
-        total(&s, calls, &[("tool", "pilotage_get_guide"), ("outcome", "not_found")]),
+        total(
+            &s,
+            calls,
+            &[("tool", "pilotage_get_guide"), ("outcome", "not_found")]
+        ),
         1.0
     );
     let engine = "pilotage_engine_call_duration_seconds_count";
@@ -206,10 +239,19 @@ async fn a_scrape_after_the_loop_passes_promtool_and_counts_what_happened() {
     assert!(total(&s, engine, &[("operation", "check"), ("status", "200")]) >= 1.0);
     assert!(total(&s, engine, &[("operation", "catalog")]) >= 2.0);
     let store = "pilotage_store_operation_duration_seconds_count";
-    assert!(total(&s, store, &[("operation", "put_run")]) >= 1.0, "{text}");
+    assert!(
+        total(&s, store, &[("operation", "put_run")]) >= 1.0,
+        "{text}"
+    );
     assert!(total(&s, store, &[("operation", "list_programs")]) >= 1.0);
     assert_eq!(total(&s, "pilotage_runs_in_flight", &[]), 0.0);
-    assert!(total(&s, "pilotage_cache_entries", &[("cache", "catalog_tenants")]) >= 1.0);
+    assert!(
+        total(
+            &s,
+            "pilotage_cache_entries",
+            &[("cache", "catalog_tenants")]
+        ) >= 1.0
+    );
     assert!(total(&s, "pilotage_cache_entries", &[("cache", "verdicts")]) >= 2.0);
     assert!(total(&s, "pilotage_mcp_requests_total", &[]) >= 15.0);
     assert!(

@@ -189,7 +189,8 @@ async fn request_ids_logs_and_trace_context_follow_a_request_into_the_engine() {
         .filter(|l| l.starts_with("trace-context ") && l.contains(trace_id))
         .collect();
     assert!(
-        seen.iter().any(|l| l.contains("/run ") && l.contains("tracestate=vendor=abc")),
+        seen.iter()
+            .any(|l| l.contains("/run ") && l.contains("tracestate=vendor=abc")),
         "no run call carried the trace context: {:?}",
         engine.stdout_lines()
     );
@@ -207,7 +208,10 @@ async fn request_ids_logs_and_trace_context_follow_a_request_into_the_engine() {
     assert_eq!(line["principal_kind"], "anonymous");
     assert_eq!(line["outcome"], "success");
     assert_eq!(line["status"], 200);
-    assert!(line["duration_ms"].is_f64(), "sub-millisecond duration: {line}");
+    assert!(
+        line["duration_ms"].is_f64(),
+        "sub-millisecond duration: {line}"
+    );
     let spans = line["spans"].as_array().unwrap();
     assert!(spans.iter().any(|s| s["trace_id"] == trace_id), "{line}");
 
@@ -228,7 +232,10 @@ async fn request_ids_logs_and_trace_context_follow_a_request_into_the_engine() {
     let init = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
     let r = post(
         &url,
-        &[("x-request-id", "req-401"), ("authorization", "Bearer wrong-key")],
+        &[
+            ("x-request-id", "req-401"),
+            ("authorization", "Bearer wrong-key"),
+        ],
         init.clone(),
     )
     .await;
@@ -238,7 +245,10 @@ async fn request_ids_logs_and_trace_context_follow_a_request_into_the_engine() {
     assert_eq!(line["reject"], "unauthorized");
     let r = post(
         &url,
-        &[("x-request-id", "req-404"), ("mcp-session-id", "x.1.forged")],
+        &[
+            ("x-request-id", "req-404"),
+            ("mcp-session-id", "x.1.forged"),
+        ],
         init.clone(),
     )
     .await;
@@ -296,7 +306,10 @@ async fn sigterm_drains_readyz_503_new_requests_served_runs_finish_then_exit() {
         let url = url.clone();
         async move {
             let r = post(&url, &[("x-request-id", "req-slow")], call).await;
-            (r.status().as_u16(), r.json::<Value>().await.unwrap_or(Value::Null))
+            (
+                r.status().as_u16(),
+                r.json::<Value>().await.unwrap_or(Value::Null),
+            )
         }
     });
     let deadline = Instant::now() + BOUND;
@@ -312,7 +325,9 @@ async fn sigterm_drains_readyz_503_new_requests_served_runs_finish_then_exit() {
             .as_str()
             .is_some_and(|m| m.starts_with("drain started"))
     });
-    let ready = reqwest::get(format!("{}/readyz", served.base)).await.unwrap();
+    let ready = reqwest::get(format!("{}/readyz", served.base))
+        .await
+        .unwrap();
     assert_eq!(ready.status(), 503, "readyz during the drain");
     assert_eq!(ready.json::<Value>().await.unwrap()["draining"], true);
     // A new request during the window is still served.
@@ -352,4 +367,126 @@ async fn sigterm_drains_readyz_503_new_requests_served_runs_finish_then_exit() {
     assert!(started < window && window < drained, "{messages:?}");
     let slow_line = request_line(&served, "req-slow");
     assert_eq!(slow_line["outcome"], "success");
+}
+
+/// A tiny OTLP/HTTP receiver: keeps every JSON body POSTed to /v1/traces.
+async fn otlp_receiver() -> (String, Arc<Mutex<Vec<Value>>>) {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let kept = got.clone();
+    let app = axum::Router::new().route(
+        "/v1/traces",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let kept = kept.clone();
+            async move {
+                if let Ok(v) = serde_json::from_slice::<Value>(&body) {
+                    kept.lock().unwrap().push(v);
+                }
+                ([("content-type", "application/json")], "{}")
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, got)
+}
+
+/// Every exported span: (name, traceId, spanId, parentSpanId).
+fn spans(exports: &[Value]) -> Vec<(String, String, String, String)> {
+    let mut out = Vec::new();
+    for e in exports {
+        for rs in e["resourceSpans"].as_array().into_iter().flatten() {
+            for ss in rs["scopeSpans"].as_array().into_iter().flatten() {
+                for s in ss["spans"].as_array().into_iter().flatten() {
+                    let f = |k: &str| s[k].as_str().unwrap_or_default().to_string();
+                    out.push((f("name"), f("traceId"), f("spanId"), f("parentSpanId")));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn spans_are_exported_over_otlp_as_one_trace_from_the_caller_into_the_engine() {
+    let (endpoint, exports) = otlp_receiver().await;
+    let engine = Engine::spawn(&[]);
+    let mut served = Served::start(
+        &engine,
+        &format!("drain_ms = 0\n\n[telemetry]\notlp_traces_endpoint = \"{endpoint}\""),
+    );
+    let trace_id = "0af7651916cd43dd8448eb211c80319c";
+    let caller_span = "b7ad6b7169203331";
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "run_workflow", "arguments": {"workflow": valid_program(), "input": {"id": "cus_1"}, "mode": "immediate"}}});
+    let r = post(
+        &format!("{}/mcp", served.base),
+        &[("traceparent", &format!("00-{trace_id}-{caller_span}-01"))],
+        call,
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    // The exporter flushes at exit.
+    let pid = served.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + BOUND;
+    while served.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the gateway did not exit");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let exports = exports.lock().unwrap().clone();
+    let all = spans(&exports);
+    let ours: Vec<_> = all.iter().filter(|s| s.1 == trace_id).collect();
+    let named = |n: &str| ours.iter().find(|s| s.0 == n).cloned();
+    let request = named("request").unwrap_or_else(|| panic!("no request span in {all:?}"));
+    assert_eq!(
+        request.3, caller_span,
+        "the request span is the caller's child"
+    );
+    let tool = named("tools/call").expect("a tools/call span");
+    // Descends from the request (through the MCP transport's own span).
+    let mut parent = tool.3.clone();
+    let mut hops = 0;
+    while parent != request.2 {
+        let up = ours.iter().find(|s| s.2 == parent);
+        parent = up
+            .unwrap_or_else(|| panic!("tools/call does not descend from the request: {all:?}"))
+            .3
+            .clone();
+        hops += 1;
+        assert!(hops < 10, "{all:?}");
+    }
+    let engine_spans: Vec<_> = ours.iter().filter(|s| s.0 == "engine").collect();
+    assert!(!engine_spans.is_empty(), "{all:?}");
+    // The engine was told the exported engine span as its parent.
+    let seen: Vec<String> = engine
+        .stdout_lines()
+        .into_iter()
+        .filter(|l| l.starts_with("trace-context ") && l.contains(trace_id))
+        .collect();
+    assert!(!seen.is_empty(), "{:?}", engine.stdout_lines());
+    for line in &seen {
+        assert!(
+            engine_spans
+                .iter()
+                .any(|s| line.contains(&format!("{trace_id}-{}-", s.2))),
+            "{line} names no exported engine span: {engine_spans:?}"
+        );
+    }
+    let service = exports[0]["resourceSpans"][0]["resource"]["attributes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["key"] == "service.name")
+        .cloned()
+        .unwrap();
+    assert_eq!(service["value"]["stringValue"], "pilotage-gateway");
 }

@@ -9,6 +9,13 @@ pub mod demo;
 /// (default `info`; rmcp only at `error`: it logs each carrier error as a
 /// Rust Debug dump, and the request log line already says what was refused).
 pub fn init_logging() {
+    init_tracing(None);
+}
+
+/// The logs, and the spans to an OTLP collector when `tracer` is given.
+fn init_tracing(tracer: Option<opentelemetry_sdk::trace::SdkTracer>) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=error"));
     // The span list carries the request span (request_id, trace_id) into
@@ -18,11 +25,15 @@ pub fn init_logging() {
         .with_current_span(false)
         .with_span_list(true)
         .flatten_event(true);
-    let _ = tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt::layer()
         .json()
         .event_format(crate::telemetry::log_format::WithInstance(format))
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(std::io::stderr);
+    let spans = tracer.map(|t| tracing_opentelemetry::layer().with_tracer(t));
+    let _ = tracing_subscriber::registry()
+        .with(filter)
+        .with(logs)
+        .with(spans)
         .try_init();
 }
 
@@ -31,16 +42,25 @@ pub fn init_logging() {
 pub async fn run_server(config: crate::config::Config) -> std::process::ExitCode {
     use std::process::ExitCode;
     crate::telemetry::log_format::set_instance(&config.server.instance);
-    match crate::app::build(config).await {
-        Ok(app) => match crate::app::serve(app).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("server error: {e}");
-                ExitCode::FAILURE
-            }
-        },
+    match crate::telemetry::otlp::tracer(&config) {
+        Ok(tracer) => init_tracing(tracer),
         Err(e) => {
             eprintln!("cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let served = match crate::app::build(config).await {
+        Ok(app) => crate::app::serve(app).await,
+        Err(e) => {
+            eprintln!("cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    crate::telemetry::otlp::flush();
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("server error: {e}");
             ExitCode::FAILURE
         }
     }

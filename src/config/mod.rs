@@ -33,6 +33,8 @@ pub struct Config {
     pub auth: AuthConfig,
     #[serde(default)]
     pub limits: limits::LimitsConfig,
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
     #[serde(rename = "language", default)]
     pub languages: Vec<LanguageConfig>,
     /// Directory of the configuration file; relative paths resolve against it.
@@ -78,6 +80,28 @@ impl Default for ServerConfig {
             watch_files: true,
             drain_ms: 5_000,
             drain_timeout_ms: 32_000,
+        }
+    }
+}
+
+/// `[telemetry]`: where traces go.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TelemetryConfig {
+    /// The switch of trace export: the OTLP/HTTP traces URL of a collector,
+    /// e.g. `http://otel-collector:4318/v1/traces` (JSON encoding); empty
+    /// exports nothing (`PILOTAGE_OTLP_TRACES_ENDPOINT`). Trace context is
+    /// propagated to the engine either way.
+    pub otlp_traces_endpoint: String,
+    /// `service.name` of the exported spans.
+    pub service_name: String,
+}
+
+impl Default for TelemetryConfig {
+    fn default() -> Self {
+        Self {
+            otlp_traces_endpoint: String::new(),
+            service_name: "pilotage-gateway".into(),
         }
     }
 }
@@ -257,6 +281,9 @@ impl Config {
         if let Some(v) = get("PILOTAGE_INSTANCE") {
             self.server.instance = v;
         }
+        if let Some(v) = get("PILOTAGE_OTLP_TRACES_ENDPOINT") {
+            self.telemetry.otlp_traces_endpoint = v;
+        }
     }
 
     /// Resolves a path from the configuration file against its directory.
@@ -338,6 +365,14 @@ impl Config {
                     "name the engine tenant this key acts for",
                 );
             }
+        }
+        let otlp = &self.telemetry.otlp_traces_endpoint;
+        if !otlp.is_empty() && !(otlp.starts_with("http://") || otlp.starts_with("https://")) {
+            problem(
+                "telemetry.otlp_traces_endpoint",
+                format!("'{otlp}' is not an http(s) URL"),
+                "give the collector's OTLP/HTTP traces URL, e.g. http://otel-collector:4318/v1/traces, or leave it empty",
+            );
         }
         let key_names: Vec<&str> = self.auth.keys.iter().map(|k| k.name.as_str()).collect();
         for (key, p, fix) in self.limits.validate(&key_names) {

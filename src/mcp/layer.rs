@@ -121,10 +121,10 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
             None => {
                 fields.set_reject("invalid_request");
                 rpc_error(
-                StatusCode::BAD_REQUEST,
-                Value::Null,
-                -32600,
-                "DELETE needs the Mcp-Session-Id to end",
+                    StatusCode::BAD_REQUEST,
+                    Value::Null,
+                    -32600,
+                    "DELETE needs the Mcp-Session-Id to end",
                 )
             }
         };
@@ -192,11 +192,11 @@ async fn verify(
         Err(e) => Err({
             fields.set_reject("session_store_unavailable");
             rpc_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            Value::Null,
-            -32603,
-            &format!("session store unavailable: {e}"),
-        )
+                StatusCode::SERVICE_UNAVAILABLE,
+                Value::Null,
+                -32603,
+                &format!("session store unavailable: {e}"),
+            )
         }),
     }
 }

@@ -134,8 +134,18 @@ impl PilotageServer {
     /// The language a tool call is for (its loop tool's, or a declared
     /// `language` argument; empty otherwise, so caller text never becomes a
     /// label), and whether the tool executes.
-    fn tool_language(&self, name: &str, arguments: &serde_json::Map<String, Value>) -> (String, bool) {
-        match self.inner.specs.iter().find(|s| s.name() == name).map(|s| &s.role) {
+    fn tool_language(
+        &self,
+        name: &str,
+        arguments: &serde_json::Map<String, Value>,
+    ) -> (String, bool) {
+        match self
+            .inner
+            .specs
+            .iter()
+            .find(|s| s.name() == name)
+            .map(|s| &s.role)
+        {
             Some(ToolRole::Execute(l)) => (l.clone(), true),
             Some(ToolRole::Validate(l)) | Some(ToolRole::Trace(l)) => (l.clone(), false),
             _ => {
@@ -260,7 +270,10 @@ impl ServerHandler for PilotageServer {
         if let Some(fields) = context
             .extensions
             .get::<axum::http::request::Parts>()
-            .and_then(|p| p.extensions.get::<crate::telemetry::request_log::RequestFields>())
+            .and_then(|p| {
+                p.extensions
+                    .get::<crate::telemetry::request_log::RequestFields>()
+            })
         {
             fields.set_tool(&name, &language, &outcome);
         }

@@ -265,8 +265,11 @@ fn histogram_vec(
 ) -> HistogramVec {
     register(
         registry,
-        HistogramVec::new(HistogramOpts::new(name, help).buckets(buckets.to_vec()), labels)
-            .expect("valid metric options"),
+        HistogramVec::new(
+            HistogramOpts::new(name, help).buckets(buckets.to_vec()),
+            labels,
+        )
+        .expect("valid metric options"),
     )
 }
 
@@ -288,8 +291,14 @@ mod tests {
             "pilotage_tool_call_duration_seconds",
             "pilotage_engine_call_duration_seconds",
         ] {
-            assert!(text.contains(&format!("# HELP {family} ")), "{family}:\n{text}");
-            assert!(text.contains(&format!("# TYPE {family} ")), "{family}:\n{text}");
+            assert!(
+                text.contains(&format!("# HELP {family} ")),
+                "{family}:\n{text}"
+            );
+            assert!(
+                text.contains(&format!("# TYPE {family} ")),
+                "{family}:\n{text}"
+            );
         }
         assert!(!text.contains("instance="), "{text}");
         assert!(text.contains("pilotage_build_info{pilotage=\"1.1\",version=\""));

@@ -14,7 +14,9 @@ pub async fn send(
     metrics: Option<&Metrics>,
 ) -> Result<reqwest::Response, reqwest::Error> {
     let span = tracing::info_span!("engine", operation, status = tracing::field::Empty);
+    let exported = super::span_context::inject(&span);
     let req = match TraceContext::current() {
+        _ if !exported.is_empty() => req.headers(exported),
         Some(ctx) => {
             let mut req = req.header("traceparent", ctx.child_traceparent());
             if let Some(state) = &ctx.tracestate {

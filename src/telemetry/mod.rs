@@ -4,6 +4,8 @@
 
 pub mod engine;
 pub mod log_format;
+pub mod otlp;
 pub mod request_log;
+pub mod span_context;
 pub mod tool_call;
 pub mod trace_context;

@@ -125,15 +125,23 @@ async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Re
         .to_string();
     let fields = RequestFields::default();
     req.extensions_mut().insert(fields.clone());
-    let trace = TraceContext::from_headers(req.headers());
-    req.extensions_mut().insert(trace.clone());
+    let mut trace = TraceContext::from_headers(req.headers());
     let http_method = req.method().to_string();
     let path = req.uri().path().to_string();
-    let span = tracing::info_span!("request", request_id = %request_id, trace_id = %trace.trace_id);
+    let span = tracing::info_span!(
+        "request",
+        request_id = %request_id,
+        trace_id = tracing::field::Empty,
+    );
+    // With span export on, the request span continues the caller's trace
+    // (and names the trace when the caller sent none).
+    if let Some(exported) = super::span_context::continue_trace(&span, req.headers()) {
+        trace.trace_id = exported;
+    }
+    span.record("trace_id", trace.trace_id.as_str());
+    req.extensions_mut().insert(trace.clone());
     let started = Instant::now();
-    let response = trace
-        .scope(next.run(req).instrument(span.clone()))
-        .await;
+    let response = trace.scope(next.run(req).instrument(span.clone())).await;
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
     let status = response.status();
     let f = std::mem::take(&mut *fields.0.lock().unwrap_or_else(PoisonError::into_inner));
@@ -219,11 +227,23 @@ mod tests {
     fn levels_follow_who_is_at_fault() {
         assert!(matches!(level(StatusCode::OK, false), Level::Info));
         assert!(matches!(level(StatusCode::OK, true), Level::Debug));
-        assert!(matches!(level(StatusCode::UNAUTHORIZED, false), Level::Warn));
+        assert!(matches!(
+            level(StatusCode::UNAUTHORIZED, false),
+            Level::Warn
+        ));
         assert!(matches!(level(StatusCode::NOT_FOUND, false), Level::Info));
-        assert!(matches!(level(StatusCode::PAYLOAD_TOO_LARGE, false), Level::Info));
-        assert!(matches!(level(StatusCode::INTERNAL_SERVER_ERROR, false), Level::Error));
-        assert!(matches!(level(StatusCode::SERVICE_UNAVAILABLE, true), Level::Warn));
+        assert!(matches!(
+            level(StatusCode::PAYLOAD_TOO_LARGE, false),
+            Level::Info
+        ));
+        assert!(matches!(
+            level(StatusCode::INTERNAL_SERVER_ERROR, false),
+            Level::Error
+        ));
+        assert!(matches!(
+            level(StatusCode::SERVICE_UNAVAILABLE, true),
+            Level::Warn
+        ));
     }
 
     #[test]

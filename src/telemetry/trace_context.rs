@@ -85,7 +85,9 @@ fn parse_traceparent(value: &str) -> Option<(String, String, String)> {
     let flags = parts.next()?;
     let rest = parts.next();
     let hex = |s: &str, n: usize| {
-        s.len() == n && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        s.len() == n
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     };
     let valid = hex(version, 2)
         && version != "ff"

@@ -184,7 +184,7 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     let caches = &gw.metrics.cache_entries;
     caches
         .with_label_values(&["verdicts"])
-        .set(i64::try_from(gw.verdicts.len().await).unwrap_or(i64::MAX));
+        .set(i64::try_from(gw.verdicts.entry_count().await).unwrap_or(i64::MAX));
     caches
         .with_label_values(&["catalog_tenants"])
         .set(i64::try_from(gw.catalog.tenant_count()).unwrap_or(i64::MAX));

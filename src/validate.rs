@@ -48,7 +48,7 @@ impl VerdictCache {
 
 impl VerdictCache {
     /// Verdicts held (moka counts lazily: settled first).
-    pub async fn len(&self) -> u64 {
+    pub async fn entry_count(&self) -> u64 {
         self.cache.run_pending_tasks().await;
         self.cache.entry_count()
     }

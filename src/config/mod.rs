@@ -367,7 +367,8 @@ impl Config {
             }
         }
         let otlp = &self.telemetry.otlp_traces_endpoint;
-        if !otlp.is_empty() && !(otlp.starts_with("http://") || otlp.starts_with("https://")) {
+        let is_url = otlp.starts_with("http://") || otlp.starts_with("https://");
+        if !otlp.is_empty() && !is_url {
             problem(
                 "telemetry.otlp_traces_endpoint",
                 format!("'{otlp}' is not an http(s) URL"),

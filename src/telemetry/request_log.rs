@@ -104,7 +104,7 @@ pub fn layer(router: axum::Router) -> axum::Router {
 
 /// A caller's id is kept only when it is short printable ASCII.
 async fn drop_unusable_request_id(mut req: Request<Body>) -> Request<Body> {
-    let usable = req.headers().get(REQUEST_ID).is_some_and(|v| usable_id(v));
+    let usable = req.headers().get(REQUEST_ID).is_some_and(usable_id);
     if !usable {
         req.headers_mut().remove(REQUEST_ID);
     }

@@ -277,7 +277,6 @@ impl ServerHandler for PilotageServer {
         {
             fields.set_tool(&name, &language, &outcome);
         }
-        span.in_scope(|| tracing::debug!("tools/call done"));
         result.map(CallToolResponse::from)
     }
 }

@@ -168,6 +168,14 @@ async fn a_scrape_after_the_loop_passes_promtool_and_counts_what_happened() {
         .await;
     assert_eq!(status, 404);
 
+    // Made-up tool names share one series.
+    for name in ["made_up_1", "made_up_2"] {
+        let r = c
+            .rpc("tools/call", json!({"name": name, "arguments": {}}))
+            .await;
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+    }
+
     let text = scrape(&env).await;
     promtool_check(&text);
     assert!(
@@ -233,6 +241,18 @@ async fn a_scrape_after_the_loop_passes_promtool_and_counts_what_happened() {
             &[("tool", "pilotage_get_guide"), ("outcome", "not_found")]
         ),
         1.0
+    );
+    assert_eq!(
+        total(
+            &s,
+            calls,
+            &[("tool", "unknown"), ("outcome", "carrier_error")]
+        ),
+        2.0
+    );
+    assert!(
+        !text.contains("made_up_"),
+        "caller text became a label:\n{text}"
     );
     let engine = "pilotage_engine_call_duration_seconds_count";
     assert!(total(&s, engine, &[("operation", "run"), ("status", "200")]) >= 1.0);

@@ -228,6 +228,17 @@ async fn request_ids_logs_and_trace_context_follow_a_request_into_the_engine() {
     assert_eq!(line["rpc_method"], "tools/list");
     let session = c.session.clone().unwrap();
 
+    // A carrier error: logged as the request's fields, not as a library dump.
+    let unknown = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "no_such_tool", "arguments": {}}});
+    let r = post(&url, &[("x-request-id", "req-carrier")], unknown).await;
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+    let line = request_line(&served, "req-carrier");
+    assert_eq!(line["outcome"], "carrier_error");
+    assert_eq!(line["rpc_error_code"], -32602);
+    assert!(line["rpc_error"].as_str().unwrap().contains("no_such_tool"));
+
     // Rejects: each logged once, at its level, with what was refused.
     let init = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
     let r = post(

@@ -6,18 +6,31 @@ pub mod classify;
 pub mod demo;
 
 /// JSON logs on stderr, each line naming the instance; `RUST_LOG` filters
-/// (default `info`; rmcp only at `error`: it logs each carrier error as a
-/// Rust Debug dump, and the request log line already says what was refused).
+/// (default `info`; rmcp only at `error` unless `RUST_LOG` names it: it logs
+/// each carrier error as a Rust Debug dump, and the request log line already
+/// says what was refused).
 pub fn init_logging() {
     init_tracing(None);
+}
+
+/// `RUST_LOG` (default `info`), with the MCP library at `error` unless the
+/// filter names it: `RUST_LOG=info` alone must not bring its Debug dumps back.
+fn log_directives(rust_log: Option<&str>) -> String {
+    let base = rust_log.filter(|s| !s.trim().is_empty()).unwrap_or("info");
+    if base.contains("rmcp") {
+        base.to_string()
+    } else {
+        format!("{base},rmcp=error")
+    }
 }
 
 /// The logs, and the spans to an OTLP collector when `tracer` is given.
 fn init_tracing(tracer: Option<opentelemetry_sdk::trace::SdkTracer>) {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=error"));
+    let filter = tracing_subscriber::EnvFilter::new(log_directives(
+        std::env::var("RUST_LOG").ok().as_deref(),
+    ));
     // The span list carries the request span (request_id, trace_id) into
     // every line logged while serving a request, however deep.
     let format = tracing_subscriber::fmt::format()
@@ -63,5 +76,18 @@ pub async fn run_server(config: crate::config::Config) -> std::process::ExitCode
             eprintln!("server error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_mcp_library_stays_at_error_unless_named() {
+        assert_eq!(super::log_directives(None), "info,rmcp=error");
+        assert_eq!(super::log_directives(Some("debug")), "debug,rmcp=error");
+        assert_eq!(
+            super::log_directives(Some("info,rmcp=debug")),
+            "info,rmcp=debug"
+        );
     }
 }

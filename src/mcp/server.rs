@@ -256,10 +256,12 @@ impl ServerHandler for PilotageServer {
             span.record("run_id", run_id);
         }
         let outcome = tool_call::outcome(&result);
+        // A name no tool has is the caller's text: one series for all of them.
+        let known = self.inner.specs.iter().any(|s| s.name() == name);
         tool_call::record(
             &self.inner.gw.metrics,
             execute,
-            &name,
+            if known { &name } else { "unknown" },
             &language,
             &result,
             &outcome,
@@ -276,6 +278,9 @@ impl ServerHandler for PilotageServer {
             })
         {
             fields.set_tool(&name, &language, &outcome);
+            if let Err(e) = &result {
+                fields.set_carrier_error(e.code.0, &e.message);
+            }
         }
         result.map(CallToolResponse::from)
     }

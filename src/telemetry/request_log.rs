@@ -41,6 +41,8 @@ struct Fields {
     key_name: Option<String>,
     outcome: Option<String>,
     reject: Option<&'static str>,
+    /// A JSON-RPC error answered for a tool call: code and message.
+    rpc_error: Option<(i32, String)>,
 }
 
 impl RequestFields {
@@ -84,6 +86,13 @@ impl RequestFields {
             f.language = (!language.is_empty()).then(|| language.to_string());
             f.outcome = Some(outcome.to_string());
         });
+    }
+
+    /// The JSON-RPC error a tool call was answered with (the message is the
+    /// gateway's own, cut to 200 characters).
+    pub fn set_carrier_error(&self, code: i32, message: &str) {
+        let message: String = message.chars().take(200).collect();
+        self.with(|f| f.rpc_error = Some((code, message)));
     }
 
     /// Why the front refused the request before any tool ran (unauthorized,
@@ -173,6 +182,8 @@ async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Re
                 key_name = f.key_name.as_deref(),
                 outcome = f.outcome.as_deref(),
                 reject = reject.as_deref(),
+                rpc_error_code = f.rpc_error.as_ref().map(|e| e.0),
+                rpc_error = f.rpc_error.as_ref().map(|e| e.1.as_str()),
                 duration_ms,
                 "request"
             )

@@ -504,3 +504,53 @@ async fn spans_are_exported_over_otlp_as_one_trace_from_the_caller_into_the_engi
         .unwrap();
     assert_eq!(service["value"]["stringValue"], "pilotage-gateway");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_drain_that_outlasts_its_timeout_exits_and_says_what_was_in_flight() {
+    let engine = Engine::spawn(&[]);
+    let mut served = Served::start(&engine, "drain_ms = 0\ndrain_timeout_ms = 300");
+    let url = format!("{}/mcp", served.base);
+    let slow = json!({"steps": [{"id": "nap", "kind": "call", "capability": "util.sleep", "with": {"ms": 5000}}]});
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "run_workflow", "arguments": {"workflow": slow, "mode": "immediate"}}});
+    let in_flight = tokio::spawn(async move {
+        reqwest::Client::new()
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(call.to_string())
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+    });
+    let deadline = Instant::now() + BOUND;
+    while served.metric("pilotage_runs_in_flight").await < 1.0 {
+        assert!(Instant::now() < deadline, "the slow run never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid = served.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let line = served.wait_line(|l| {
+        l["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("drain timeout"))
+    });
+    assert_eq!(line["level"], "WARN");
+    assert_eq!(line["runs_in_flight"], 1, "{line}");
+    assert_eq!(line["requests_in_flight"], 1, "{line}");
+    let deadline = Instant::now() + BOUND;
+    while served.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the gateway did not exit");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The caller of the abandoned run sees its connection end, not a hang.
+    let _ = tokio::time::timeout(BOUND, in_flight)
+        .await
+        .expect("the caller was answered or cut off");
+}

@@ -17,13 +17,7 @@ pub async fn send(
     let exported = super::span_context::inject(&span);
     let req = match TraceContext::current() {
         _ if !exported.is_empty() => req.headers(exported),
-        Some(ctx) => {
-            let mut req = req.header("traceparent", ctx.child_traceparent());
-            if let Some(state) = &ctx.tracestate {
-                req = req.header("tracestate", state);
-            }
-            req
-        }
+        Some(ctx) => req.headers(ctx.child_headers()),
         None => req,
     };
     let started = Instant::now();

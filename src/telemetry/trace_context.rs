@@ -5,20 +5,23 @@
 //!
 //! Each engine call gets a `traceparent` with the caller's trace id and a new
 //! span id of its own (the engine call is a child of the request); the
-//! caller's `tracestate` travels unchanged.
+//! caller's `tracestate` travels unchanged. Headers are read and written by
+//! OpenTelemetry's W3C propagator.
 
 use axum::http::HeaderMap;
+use opentelemetry::Context;
+use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
+use opentelemetry_http::{HeaderExtractor, HeaderInjector};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
 
 /// The trace a request belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TraceContext {
-    /// 32 lowercase hex digits, not all zero.
+    /// 32 lowercase hex digits.
     pub trace_id: String,
-    /// The caller's span (16 hex digits), or `None` when the trace starts here.
-    pub parent_id: Option<String>,
-    /// Trace flags (`01` = sampled).
-    pub flags: String,
-    pub tracestate: Option<String>,
+    /// The caller's span, or `None` when the trace starts here.
+    pub parent: Option<SpanContext>,
 }
 
 tokio::task_local! {
@@ -30,38 +33,42 @@ impl TraceContext {
     /// malformed (the standard says to restart the trace then, and to drop
     /// `tracestate` with it).
     pub fn from_headers(headers: &HeaderMap) -> TraceContext {
-        let parsed = headers
-            .get("traceparent")
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_traceparent);
-        match parsed {
-            Some((trace_id, parent_id, flags)) => TraceContext {
-                trace_id,
-                parent_id: Some(parent_id),
-                flags,
-                tracestate: headers
-                    .get("tracestate")
-                    .and_then(|v| v.to_str().ok())
-                    .filter(|s| !s.is_empty() && s.len() <= 512)
-                    .map(str::to_string),
-            },
-            None => TraceContext {
-                trace_id: format!("{:032x}", rand::random::<u128>() | 1),
-                parent_id: None,
-                flags: "01".into(),
-                tracestate: None,
-            },
+        let cx = TraceContextPropagator::new().extract(&HeaderExtractor(headers));
+        let caller = cx.span().span_context().clone();
+        if caller.is_valid() {
+            TraceContext {
+                trace_id: caller.trace_id().to_string(),
+                parent: Some(caller),
+            }
+        } else {
+            TraceContext {
+                trace_id: TraceId::from_bytes((rand::random::<u128>() | 1).to_be_bytes())
+                    .to_string(),
+                parent: None,
+            }
         }
     }
 
-    /// The `traceparent` of a child span with a fresh span id.
-    pub fn child_traceparent(&self) -> String {
-        format!(
-            "00-{}-{:016x}-{}",
-            self.trace_id,
-            rand::random::<u64>() | 1,
-            self.flags
-        )
+    /// `traceparent` (and the caller's `tracestate`) of a child span with a
+    /// fresh span id.
+    pub fn child_headers(&self) -> reqwest::header::HeaderMap {
+        let mut headers = reqwest::header::HeaderMap::new();
+        let Ok(trace_id) = TraceId::from_hex(&self.trace_id) else {
+            return headers;
+        };
+        let (flags, state) = match &self.parent {
+            Some(p) => (p.trace_flags(), p.trace_state().clone()),
+            None => (TraceFlags::SAMPLED, TraceState::default()),
+        };
+        let span_id = SpanId::from_bytes((rand::random::<u64>() | 1).to_be_bytes());
+        let child = SpanContext::new(trace_id, span_id, flags, true, state);
+        let cx = Context::new().with_remote_span_context(child);
+        TraceContextPropagator::new().inject_context(&cx, &mut HeaderInjector(&mut headers));
+        // The propagator writes an empty `tracestate` when there is none.
+        if headers.get("tracestate").is_some_and(|v| v.is_empty()) {
+            headers.remove("tracestate");
+        }
+        headers
     }
 
     /// Runs `f` with this context as the current one (read by engine calls).
@@ -73,31 +80,6 @@ impl TraceContext {
     pub fn current() -> Option<TraceContext> {
         CURRENT.try_with(Clone::clone).ok()
     }
-}
-
-/// `version-traceid-parentid-flags`, version `00` (later versions are read
-/// by their first four fields, as the standard asks).
-fn parse_traceparent(value: &str) -> Option<(String, String, String)> {
-    let mut parts = value.trim().split('-');
-    let version = parts.next()?;
-    let trace_id = parts.next()?;
-    let parent_id = parts.next()?;
-    let flags = parts.next()?;
-    let rest = parts.next();
-    let hex = |s: &str, n: usize| {
-        s.len() == n
-            && s.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    };
-    let valid = hex(version, 2)
-        && version != "ff"
-        && (version != "00" || rest.is_none())
-        && hex(trace_id, 32)
-        && trace_id.bytes().any(|b| b != b'0')
-        && hex(parent_id, 16)
-        && parent_id.bytes().any(|b| b != b'0')
-        && hex(flags, 2);
-    valid.then(|| (trace_id.into(), parent_id.into(), flags.into()))
 }
 
 #[cfg(test)]
@@ -118,12 +100,12 @@ mod tests {
         let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
         let ctx = TraceContext::from_headers(&headers(tp, Some("vendor=x")));
         assert_eq!(ctx.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
-        assert_eq!(ctx.parent_id.as_deref(), Some("00f067aa0ba902b7"));
-        assert_eq!(ctx.tracestate.as_deref(), Some("vendor=x"));
-        let child = ctx.child_traceparent();
-        assert!(child.starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-"));
-        assert!(child.ends_with("-01"));
-        assert_ne!(&child[36..52], "00f067aa0ba902b7");
+        let child = ctx.child_headers();
+        let traceparent = child["traceparent"].to_str().unwrap();
+        assert!(traceparent.starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-"));
+        assert!(traceparent.ends_with("-01"));
+        assert_ne!(&traceparent[36..52], "00f067aa0ba902b7");
+        assert_eq!(child["tracestate"], "vendor=x");
     }
 
     #[test]
@@ -137,9 +119,16 @@ mod tests {
             "garbage",
         ] {
             let ctx = TraceContext::from_headers(&headers(bad, Some("vendor=x")));
-            assert_eq!(ctx.parent_id, None, "{bad}");
-            assert_eq!(ctx.tracestate, None, "{bad}");
+            assert_eq!(ctx.parent, None, "{bad}");
             assert_eq!(ctx.trace_id.len(), 32);
+            let child = ctx.child_headers();
+            assert!(child.get("tracestate").is_none(), "{bad}");
+            assert!(
+                child["traceparent"]
+                    .to_str()
+                    .unwrap()
+                    .contains(&ctx.trace_id)
+            );
         }
     }
 }

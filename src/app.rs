@@ -3,6 +3,7 @@
 //! binds and runs it until shutdown.
 
 use crate::config::Config;
+use crate::drain::Drain;
 use crate::gateway::{Gateway, StartError};
 use crate::mcp::layer::{self, Front, McpService};
 use crate::mcp::protected_resource;
@@ -17,12 +18,13 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A built application.
 pub struct App {
     pub router: Router,
     pub gateway: Arc<Gateway>,
+    /// Whether the instance drains, and the `/mcp` requests in flight.
+    pub drain: Arc<Drain>,
     /// Live reload of rule and guide files (file watch and SIGHUP); stops
     /// when the application is dropped.
     _watcher: Option<crate::reload::ReloadWatcher>,
@@ -32,7 +34,7 @@ pub struct App {
 struct AppState {
     gw: Arc<Gateway>,
     front: Front,
-    requests: Arc<AtomicU64>,
+    drain: Arc<Drain>,
 }
 
 /// Everything a gateway needs, from its configuration.
@@ -64,10 +66,11 @@ pub async fn build(config: Config) -> Result<App, StartError> {
         signer: SessionSigner::new(&gw.config.session.secret, gw.config.session.ttl_secs),
         mcp,
     };
+    let drain = Arc::new(Drain::default());
     let state = AppState {
         gw: gw.clone(),
         front,
-        requests: Arc::new(AtomicU64::new(0)),
+        drain: drain.clone(),
     };
     let router = Router::new()
         .route("/mcp", any(mcp_route))
@@ -83,8 +86,10 @@ pub async fn build(config: Config) -> Result<App, StartError> {
         )
         .route("/metrics", get(metrics))
         .with_state(state);
+    let router = crate::telemetry::request_log::layer(router);
     Ok(App {
         router,
+        drain,
         _watcher: watch(&gw),
         gateway: gw,
     })
@@ -114,8 +119,23 @@ async fn mcp_route(
     State(state): State<AppState>,
     req: axum::extract::Request,
 ) -> axum::response::Response {
-    state.requests.fetch_add(1, Ordering::Relaxed);
-    layer::handle(state.front.clone(), req).await
+    let metrics = &state.gw.metrics;
+    metrics.mcp_requests.inc();
+    let _in_flight = state.drain.request();
+    let fields = req
+        .extensions()
+        .get::<crate::telemetry::request_log::RequestFields>()
+        .cloned()
+        .unwrap_or_default();
+    let response = layer::handle(state.front.clone(), req).await;
+    metrics
+        .http_requests
+        .with_label_values(&[
+            &known_method(fields.rpc_method().as_deref()),
+            response.status().as_str(),
+        ])
+        .inc();
+    response
 }
 
 /// RFC 9728 metadata when OAuth is configured; otherwise there is no
@@ -131,8 +151,35 @@ async fn resource_metadata(State(state): State<AppState>) -> axum::response::Res
     }
 }
 
-/// Ready when the engine answers and the store is reachable.
+/// JSON-RPC methods as a metric label: the MCP ones, else "other", so a
+/// caller's made-up method never becomes a series.
+fn known_method(method: Option<&str>) -> String {
+    const KNOWN: &[&str] = &[
+        "initialize",
+        "notifications/initialized",
+        "ping",
+        "tools/list",
+        "tools/call",
+        "server/discover",
+        "resources/list",
+        "prompts/list",
+    ];
+    match method {
+        Some(m) if KNOWN.contains(&m) => m.to_string(),
+        Some(_) => "other".into(),
+        None => "none".into(),
+    }
+}
+
+/// Ready when the engine answers and the store is reachable, and the
+/// instance is not draining.
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
+    if state.drain.is_draining() {
+        let body = axum::Json(json!({
+            "draining": true, "instance": state.gw.config.server.instance,
+        }));
+        return (StatusCode::SERVICE_UNAVAILABLE, body);
+    }
     let engine = state.gw.engine.healthy().await;
     let store = state.gw.store.ping().await.is_ok();
     let body = axum::Json(json!({
@@ -146,44 +193,31 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     }
 }
 
-/// Plain-text counters: MCP requests served by this instance, and
-/// diagnostics by code.
-async fn metrics(State(state): State<AppState>) -> String {
-    let instance = &state.gw.config.server.instance;
-    let mut out = format!(
-        "pilotage_mcp_requests_total{{instance=\"{instance}\"}} {}\n",
-        state.requests.load(Ordering::Relaxed)
-    );
-    for (code, n) in state.gw.classifiers.counts() {
-        out.push_str(&format!(
-            "pilotage_diagnostics_total{{instance=\"{instance}\",code=\"{code}\"}} {n}\n"
-        ));
-    }
-    out
+/// Every metric family in the Prometheus text format; the cache gauges are
+/// read at scrape time.
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    let gw = &state.gw;
+    let caches = &gw.metrics.cache_entries;
+    caches
+        .with_label_values(&["verdicts"])
+        .set(i64::try_from(gw.verdicts.entry_count().await).unwrap_or(i64::MAX));
+    caches
+        .with_label_values(&["catalog_tenants"])
+        .set(i64::try_from(gw.catalog.tenant_count()).unwrap_or(i64::MAX));
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        gw.metrics.render(),
+    )
 }
 
-/// Binds `listen` and serves until ctrl-c / SIGTERM.
+/// Binds `listen` and serves until SIGTERM (or ctrl-c), then drains
+/// (`crate::drain`).
 pub async fn serve(app: App) -> std::io::Result<()> {
     let listen = app.gateway.config.server.listen.clone();
     let listener = tokio::net::TcpListener::bind(&listen).await?;
     tracing::info!(address = %listener.local_addr()?, "pilotage-gateway listening");
-    axum::serve(listener, app.router)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
-            s.recv().await;
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    crate::drain::serve_until_drained(listener, app).await
 }

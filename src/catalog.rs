@@ -156,6 +156,8 @@ pub struct CatalogService {
     /// (scope, version) pairs already written as baselines by this instance,
     /// bounded by bytes too (one marker per principal and version).
     snapshots_written: moka::sync::Cache<String, ()>,
+    /// Counts contract changes of a tenant's catalog (a new version).
+    version_changes: prometheus::IntCounter,
 }
 
 impl CatalogService {
@@ -180,7 +182,22 @@ impl CatalogService {
                     crate::weigh::as_weight(crate::weigh::text(marker) + 64)
                 })
                 .build(),
+            version_changes: prometheus::IntCounter::new("unregistered", "-")
+                .expect("valid counter"),
         }
+    }
+
+    /// Counts every catalog_version change in `counter`.
+    pub fn count_version_changes(mut self, counter: prometheus::IntCounter) -> Self {
+        self.version_changes = counter;
+        self
+    }
+
+    /// Tenants whose catalog this instance holds.
+    pub fn tenant_count(&self) -> u64 {
+        // moka counts lazily; settle first so a scrape reads the true size.
+        self.tenants.run_pending_tasks();
+        self.tenants.entry_count()
     }
 
     /// The current view for `principal`; stores it as a changed_since baseline
@@ -273,7 +290,11 @@ impl CatalogService {
                 // Only volatile fields moved: keep the catalog (and its hashes).
                 let catalog = match cached {
                     Some((_, old)) if old.version == built.version => old,
-                    _ => Arc::new(built),
+                    Some(_) => {
+                        self.version_changes.inc();
+                        Arc::new(built)
+                    }
+                    None => Arc::new(built),
                 };
                 slot.set(etag, catalog.clone());
                 // Inserted again so the cache weighs the slot's new content.

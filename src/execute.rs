@@ -81,6 +81,8 @@ pub async fn execute(
     principal: &Principal,
     req: ExecuteRequest,
 ) -> Result<Value, RequestError> {
+    // Held for the whole execute, idempotency waits included.
+    let _slot = gw.limits.run_slot(principal)?;
     let checked = well_formed(gw, lang, principal, &req).await?;
     let run_id = new_run_id();
     let Some(key) = req.idempotency_key.clone() else {
@@ -374,6 +376,7 @@ async fn run(
         .filter(|_| lang.context_schema.is_some());
     let deadline = Duration::from_millis(gw.config.engine.run_deadline_ms);
     let started = std::time::Instant::now();
+    let in_flight = gw.metrics.run_in_flight();
     let reply = gw
         .engine
         .run(
@@ -385,6 +388,7 @@ async fn run(
             deadline,
         )
         .await;
+    drop(in_flight);
     let (outcome, output, events, end) = match reply {
         Err(EngineError::Unreachable(m)) | Err(EngineError::Failed(m)) => {
             return Err(internal(&EngineError::Failed(m)));

@@ -8,6 +8,7 @@ use crate::classify::{Classifiers, RuleSource};
 use crate::config::{Config, LanguageConfig};
 use crate::engine::EngineClient;
 use crate::guides::GuideSet;
+use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::validate::VerdictCache;
 use std::sync::{Arc, RwLock};
@@ -99,6 +100,8 @@ pub struct Gateway {
     pub classifiers: Classifiers,
     pub auth: Authenticator,
     pub verdicts: VerdictCache,
+    pub metrics: Arc<Metrics>,
+    pub limits: crate::limits::Limits,
 }
 
 impl Gateway {
@@ -143,10 +146,17 @@ impl Gateway {
             store_ca,
         )
         .await?;
+        let metrics = Arc::new(Metrics::new());
+        metrics.declare_diagnostic_codes(classifiers.counts().keys().map(String::as_str));
+        let store = crate::metrics::store::MeteredStore::wrap(store, metrics.clone());
         let engine =
-            EngineClient::with_roots(&config.engine, crate::tls::http_roots(engine_ca.as_deref()));
+            EngineClient::with_roots(&config.engine, crate::tls::http_roots(engine_ca.as_deref()))
+                .with_metrics(metrics.clone());
         Ok(Arc::new(Gateway {
-            catalog: CatalogService::new(engine.clone(), store.clone(), config.cache.catalog_bytes),
+            catalog: CatalogService::new(engine.clone(), store.clone(), config.cache.catalog_bytes)
+                .count_version_changes(metrics.catalog_version_changes.clone()),
+            limits: crate::limits::Limits::new(&config.limits, metrics.clone()),
+            metrics,
             auth: Authenticator::new(&config.auth),
             verdicts: VerdictCache::new(config.cache.verdict_bytes),
             engine,

@@ -56,7 +56,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let args = Cli::parse();
-    cli::init_logging();
+    // `serve` sets logging up once its configuration is read (the instance
+    // name and trace export come from it).
+    if !matches!(args.command, Command::Serve { .. }) {
+        cli::init_logging();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

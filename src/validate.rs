@@ -49,6 +49,12 @@ impl VerdictCache {
         }
     }
 
+    /// Verdicts held (moka counts lazily: settled first).
+    pub async fn entry_count(&self) -> u64 {
+        self.cache.run_pending_tasks().await;
+        self.cache.entry_count()
+    }
+
     /// Drops every verdict (after a rule reload).
     pub fn clear(&self) {
         self.cache.invalidate_all();

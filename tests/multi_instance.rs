@@ -269,7 +269,8 @@ impl Gateway {
         Some((status, r.json().await.unwrap_or(Value::Null)))
     }
 
-    /// `pilotage_mcp_requests_total` of this instance.
+    /// `pilotage_mcp_requests_total` of this instance (scraped directly, so
+    /// the series needs no instance label: Prometheus adds one per target).
     async fn requests_total(&self) -> u64 {
         let text = http()
             .get(format!("{}/metrics", self.base()))
@@ -279,12 +280,9 @@ impl Gateway {
             .text()
             .await
             .expect("metrics body");
-        let series = format!(
-            "pilotage_mcp_requests_total{{instance=\"{}\"}}",
-            self.instance
-        );
+        let series = "pilotage_mcp_requests_total ";
         text.lines()
-            .find_map(|l| l.strip_prefix(&series))
+            .find_map(|l| l.strip_prefix(series))
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or_else(|| panic!("no {series} in /metrics:\n{text}"))
     }

@@ -112,7 +112,9 @@ async fn an_edited_rule_is_served_under_load_without_a_failed_request() {
     let env = TestEnv::in_front_of(
         Engine::spawn(&[]),
         dir.join("deploy/gateway.toml").to_str().unwrap(),
-        |_| {},
+        // This load is far above the demo's anonymous budget; the limits
+        // have tests of their own (tests/limits.rs).
+        |c| c.limits.anonymous = Default::default(),
     )
     .await;
     let mut probe = env.anonymous();

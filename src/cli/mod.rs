@@ -7,16 +7,48 @@ pub mod demo;
 pub mod demo_files;
 pub mod probe;
 
-/// JSON logs on stderr; `RUST_LOG` filters (default `info`, rmcp quieter:
-/// it logs every stateless request's lifecycle).
+/// JSON logs on stderr, each line naming the instance; `RUST_LOG` filters
+/// (default `info`; rmcp only at `error` unless `RUST_LOG` names it: it logs
+/// each carrier error as a Rust Debug dump, and the request log line already
+/// says what was refused).
 pub fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
-    let _ = tracing_subscriber::fmt()
+    init_tracing(None);
+}
+
+/// `RUST_LOG` (default `info`), with the MCP library at `error` unless the
+/// filter names it: `RUST_LOG=info` alone must not bring its Debug dumps back.
+fn log_directives(rust_log: Option<&str>) -> String {
+    let base = rust_log.filter(|s| !s.trim().is_empty()).unwrap_or("info");
+    if base.contains("rmcp") {
+        base.to_string()
+    } else {
+        format!("{base},rmcp=error")
+    }
+}
+
+/// The logs, and the spans to an OTLP collector when `tracer` is given.
+fn init_tracing(tracer: Option<opentelemetry_sdk::trace::SdkTracer>) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = tracing_subscriber::EnvFilter::new(log_directives(
+        std::env::var("RUST_LOG").ok().as_deref(),
+    ));
+    // The span list carries the request span (request_id, trace_id) into
+    // every line logged while serving a request, however deep.
+    let format = tracing_subscriber::fmt::format()
         .json()
-        .with_current_span(true)
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_current_span(false)
+        .with_span_list(true)
+        .flatten_event(true);
+    let logs = tracing_subscriber::fmt::layer()
+        .json()
+        .event_format(crate::telemetry::log_format::WithInstance(format))
+        .with_writer(std::io::stderr);
+    let spans = tracer.map(|t| tracing_opentelemetry::layer().with_tracer(t));
+    let _ = tracing_subscriber::registry()
+        .with(filter)
+        .with(logs)
+        .with(spans)
         .try_init();
 }
 
@@ -24,17 +56,40 @@ pub fn init_logging() {
 /// are printed for the operator.
 pub async fn run_server(config: crate::config::Config) -> std::process::ExitCode {
     use std::process::ExitCode;
-    match crate::app::build(config).await {
-        Ok(app) => match crate::app::serve(app).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("server error: {e}");
-                ExitCode::FAILURE
-            }
-        },
+    crate::telemetry::log_format::set_instance(&config.server.instance);
+    match crate::telemetry::otlp::tracer(&config) {
+        Ok(tracer) => init_tracing(tracer),
         Err(e) => {
             eprintln!("cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let served = match crate::app::build(config).await {
+        Ok(app) => crate::app::serve(app).await,
+        Err(e) => {
+            eprintln!("cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    crate::telemetry::otlp::flush();
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("server error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_mcp_library_stays_at_error_unless_named() {
+        assert_eq!(super::log_directives(None), "info,rmcp=error");
+        assert_eq!(super::log_directives(Some("debug")), "debug,rmcp=error");
+        assert_eq!(
+            super::log_directives(Some("info,rmcp=debug")),
+            "info,rmcp=debug"
+        );
     }
 }

@@ -13,6 +13,7 @@ pub mod language;
 mod secrets;
 pub mod oauth;
 pub mod policy;
+pub mod limits;
 
 pub use engine::{
     ArmMeaning, CallOutcome, CallPath, CatalogFields, CheckMapping, CheckMeaning, EffectRisk,
@@ -41,6 +42,10 @@ pub struct Config {
     pub engine: EngineConfig,
     #[serde(default)]
     pub auth: AuthConfig,
+    #[serde(default)]
+    pub limits: limits::LimitsConfig,
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
     #[serde(rename = "language", default)]
     pub languages: Vec<LanguageConfig>,
     /// Directory of the configuration file; relative paths resolve against it.
@@ -73,6 +78,12 @@ pub struct ServerConfig {
     /// (`PILOTAGE_SEARCH_PATH`, entries separated by `:`). Relative entries
     /// are relative to the configuration file.
     pub search_path: Vec<String>,
+    /// After SIGTERM: how long the instance keeps serving new requests while
+    /// `/readyz` answers 503, so the balancer stops sending before it stops.
+    pub drain_ms: u64,
+    /// Then: how long requests still in flight (runs) may take before the
+    /// process exits anyway.
+    pub drain_timeout_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -84,6 +95,30 @@ impl Default for ServerConfig {
             instance: "gateway".into(),
             watch_files: true,
             search_path: Vec::new(),
+            drain_ms: 5_000,
+            drain_timeout_ms: 32_000,
+        }
+    }
+}
+
+/// `[telemetry]`: where traces go.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TelemetryConfig {
+    /// The switch of trace export: the OTLP/HTTP traces URL of a collector,
+    /// e.g. `http://otel-collector:4318/v1/traces` (JSON encoding); empty
+    /// exports nothing (`PILOTAGE_OTLP_TRACES_ENDPOINT`). Trace context is
+    /// propagated to the engine either way.
+    pub otlp_traces_endpoint: String,
+    /// `service.name` of the exported spans.
+    pub service_name: String,
+}
+
+impl Default for TelemetryConfig {
+    fn default() -> Self {
+        Self {
+            otlp_traces_endpoint: String::new(),
+            service_name: "pilotage-gateway".into(),
         }
     }
 }
@@ -558,6 +593,26 @@ impl Config {
             &self.auth.anonymous_forbid_risk_hints,
         ) {
             problem(&p.0, p.1, &p.2);
+        }
+        let otlp = &self.telemetry.otlp_traces_endpoint;
+        let is_url = otlp.starts_with("http://") || otlp.starts_with("https://");
+        if !otlp.is_empty() && !is_url {
+            problem(
+                "telemetry.otlp_traces_endpoint",
+                format!("'{otlp}' is not an http(s) URL"),
+                "give the collector's OTLP/HTTP traces URL, e.g. http://otel-collector:4318/v1/traces, or leave it empty",
+            );
+        }
+        let key_names: Vec<&str> = self.auth.keys.iter().map(|k| k.name.as_str()).collect();
+        for (key, p, fix) in self.limits.validate(&key_names) {
+            problem(&key, p, &fix);
+        }
+        if self.server.drain_ms > 600_000 || self.server.drain_timeout_ms > 600_000 {
+            problem(
+                "server.drain_ms",
+                "drain_ms and drain_timeout_ms are at most 600000 (10 minutes)".into(),
+                "shorten the drain; orchestrators kill a container long before that",
+            );
         }
         if self.languages.is_empty() {
             problem(

@@ -108,6 +108,9 @@ impl Config {
                 *setting.of(self) = v;
             }
         }
+        if let Some(v) = get("PILOTAGE_OTLP_TRACES_ENDPOINT") {
+            self.telemetry.otlp_traces_endpoint = v;
+        }
         if let Some(v) = get("PILOTAGE_SEARCH_PATH") {
             self.server.search_path = v
                 .split(':')

@@ -115,6 +115,16 @@ pub enum Message {
     Fault(Response<Body>),
 }
 
+/// The `method` of a JSON-RPC message, for logs and metrics. Only that member
+/// is kept: the rest of the body is skipped, not built.
+pub fn rpc_method(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        method: Option<String>,
+    }
+    serde_json::from_slice::<Head>(body).ok()?.method
+}
+
 /// Reads a POST body as one JSON-RPC message: not JSON → `-32700` with `id:
 /// null`; JSON that is no valid message (wrong member types, an invalid id,
 /// a duplicate member, a batch) → `-32600` with the id when readable.

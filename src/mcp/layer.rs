@@ -13,6 +13,7 @@ use super::carrier::{self, INTERNAL_ERROR, INVALID_REQUEST, Message, SESSION_ERR
 use super::session::{Session, SessionSigner};
 use crate::auth::{AuthError, Principal, bearer};
 use crate::gateway::Gateway;
+use crate::telemetry::request_log::RequestFields;
 use axum::body::Body;
 use axum::http::{HeaderValue, Method, Request, Response, StatusCode};
 use serde_json::Value;
@@ -36,25 +37,40 @@ pub struct Front {
 /// The `/mcp` handler for every method.
 pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
     let (mut parts, body) = req.into_parts();
+    let fields = parts
+        .extensions
+        .get::<RequestFields>()
+        .cloned()
+        .unwrap_or_default();
     if parts.method != Method::POST && parts.method != Method::DELETE {
+        fields.set_reject("method_not_allowed");
         return carrier::method_not_allowed();
     }
     let limit = front.gw.config.server.max_body_bytes;
     let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+        fields.set_reject("too_large");
         return carrier::too_large(limit);
     };
     let id = || carrier::readable_id(&bytes);
     let mut is_initialize = false;
     if parts.method == Method::POST {
         if !carrier::accepts_json(&parts.headers) {
+            fields.set_reject("not_acceptable");
             return carrier::not_acceptable(id());
         }
         if !carrier::is_json_content(&parts.headers) {
+            fields.set_reject("unsupported_media_type");
             return carrier::unsupported_media_type(id());
+        }
+        if let Some(method) = carrier::rpc_method(&bytes) {
+            fields.set_rpc_method(&method);
         }
         match carrier::read_message(&bytes) {
             Message::Valid { initialize } => is_initialize = initialize,
-            Message::Fault(response) => return response,
+            Message::Fault(response) => {
+                fields.set_reject("invalid_message");
+                return response;
+            }
         }
         carrier::set_transport_accept(&mut parts.headers);
     }
@@ -74,39 +90,46 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
             .await
         {
             Ok(p) => (p, None, Some(session_id)),
-            Err(e) => return unauthorized(&front, e, id()),
+            Err(e) => return unauthorized(&front, &fields, e, id()),
         }
     } else if let Some(token) = &token {
-        match verify(&front, key.as_deref(), token, id).await {
+        match verify(&front, &fields, key.as_deref(), token, id).await {
             Ok((p, s)) => (p, Some(s), None),
             Err(resp) => return resp,
         }
     } else {
         match front.gw.auth.resolve(key.as_deref(), None).await {
             Ok(p) => (p, None, None),
-            Err(e) => return unauthorized(&front, e, id()),
+            Err(e) => return unauthorized(&front, &fields, e, id()),
         }
     };
+    fields.set_principal(&principal);
     if parts.method == Method::DELETE {
         return match session {
             Some(s) => {
                 let ttl = std::time::Duration::from_secs(front.signer.remaining(&s));
                 match front.gw.store.revoke_session(&s.id, ttl).await {
                     Ok(()) => Response::new(Body::empty()),
-                    Err(e) => rpc_error(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        Value::Null,
-                        INTERNAL_ERROR,
-                        &format!("session store unavailable: {e}"),
-                    ),
+                    Err(e) => {
+                        fields.set_reject("session_store_unavailable");
+                        rpc_error(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            Value::Null,
+                            INTERNAL_ERROR,
+                            &format!("session store unavailable: {e}"),
+                        )
+                    }
                 }
             }
-            None => rpc_error(
-                StatusCode::BAD_REQUEST,
-                Value::Null,
-                INVALID_REQUEST,
-                "DELETE needs the Mcp-Session-Id to end",
-            ),
+            None => {
+                fields.set_reject("invalid_request");
+                rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    Value::Null,
+                    INVALID_REQUEST,
+                    "DELETE needs the Mcp-Session-Id to end",
+                )
+            }
         };
     }
     let issued = new_session
@@ -137,11 +160,20 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
 /// verify for exactly that principal and not be revoked.
 async fn verify(
     front: &Front,
+    fields: &RequestFields,
     key: Option<&str>,
     token: &str,
     id: impl Fn() -> Value,
 ) -> Result<(Principal, Session), Response<Body>> {
-    let not_found = || {
+    // Every refusal answers the same 404; the reason goes to logs and metrics only.
+    let not_found = |reason: &'static str| {
+        fields.set_reject("session_not_found");
+        front
+            .gw
+            .metrics
+            .session_rejects
+            .with_label_values(&[reason])
+            .inc();
         rpc_error(
             StatusCode::NOT_FOUND,
             id(),
@@ -149,31 +181,35 @@ async fn verify(
             "Session not found",
         )
     };
-    let session_id = SessionSigner::session_id(token).ok_or_else(not_found)?;
+    let session_id = SessionSigner::session_id(token).ok_or_else(|| not_found("malformed"))?;
     let principal = front
         .gw
         .auth
         .resolve(key, Some(session_id))
         .await
-        .map_err(|e| unauthorized(front, e, id()))?;
+        .map_err(|e| unauthorized(front, fields, e, id()))?;
     let session = front
         .signer
         .verify(token, &principal.scope)
-        .ok_or_else(not_found)?;
+        .ok_or_else(|| not_found("invalid"))?;
     match front.gw.store.is_session_revoked(&session.id).await {
         Ok(false) => Ok((principal, session)),
-        Ok(true) => Err(not_found()),
-        Err(e) => Err(rpc_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            id(),
-            INTERNAL_ERROR,
-            &format!("session store unavailable: {e}"),
-        )),
+        Ok(true) => Err(not_found("revoked")),
+        Err(e) => {
+            fields.set_reject("session_store_unavailable");
+            Err(rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                id(),
+                INTERNAL_ERROR,
+                &format!("session store unavailable: {e}"),
+            ))
+        }
     }
 }
 
 /// 401 (or 403 for missing scopes) with the `WWW-Authenticate` challenge,
 /// which points at the protected-resource metadata when OAuth is on.
-fn unauthorized(front: &Front, e: AuthError, id: Value) -> Response<Body> {
+fn unauthorized(front: &Front, fields: &RequestFields, e: AuthError, id: Value) -> Response<Body> {
+    fields.set_reject("unauthorized");
     super::protected_resource::refusal(e, front.gw.auth.oauth(), id)
 }

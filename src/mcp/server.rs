@@ -12,6 +12,8 @@ use crate::auth::Principal;
 use crate::auth::policy::Permissions;
 use crate::gateway::Gateway;
 use crate::pilotage::{EXTENSION_ID, VERSION};
+use crate::telemetry::tool_call;
+use crate::telemetry::trace_context::TraceContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
@@ -157,6 +159,34 @@ impl PilotageServer {
     }
 }
 
+impl PilotageServer {
+    /// The language a tool call is for (its loop tool's, or a declared
+    /// `language` argument; empty otherwise, so caller text never becomes a
+    /// label), and whether the tool executes.
+    fn tool_language(
+        &self,
+        name: &str,
+        arguments: &serde_json::Map<String, Value>,
+    ) -> (String, bool) {
+        // Tool names are a closed set; the full surface knows every one.
+        match self
+            .surface(None)
+            .specs
+            .iter()
+            .find(|s| s.name() == name)
+            .map(|s| &s.role)
+        {
+            Some(ToolRole::Execute(l)) => (l.clone(), true),
+            Some(ToolRole::Validate(l)) | Some(ToolRole::Trace(l)) => (l.clone(), false),
+            _ => {
+                let named = arguments.get("language").and_then(Value::as_str);
+                let declared = named.filter(|l| self.inner.gw.language(l).is_some());
+                (declared.unwrap_or_default().to_string(), false)
+            }
+        }
+    }
+}
+
 /// `CallToolResult` with structuredContent always and a one-line summary.
 /// The value is moved into the result, never copied.
 fn envelope(result: tools::ToolResult) -> CallToolResult {
@@ -244,19 +274,37 @@ impl ServerHandler for PilotageServer {
             .cloned()
             .ok_or_else(|| McpError::internal_error("no principal on the request", None))?;
         let name = request.name.to_string();
-        // One span per tools/call: tool, tenant, run_id and duration.
+        let arguments = request.arguments.unwrap_or_default();
+        let (language, execute) = self.tool_language(&name, &arguments);
+        // One span per tools/call: tool, language, tenant, outcome, run_id, duration.
         let span = tracing::info_span!(
             "tools/call",
             tool = %name,
+            language = %language,
             tenant = %principal.tenant,
+            outcome = tracing::field::Empty,
             run_id = tracing::field::Empty,
             duration_ms = tracing::field::Empty,
         );
         let started = std::time::Instant::now();
-        let result = self
-            .dispatch(&name, request.arguments.unwrap_or_default(), &principal)
-            .instrument(span.clone())
-            .await;
+        // The transport may serve the call on another task: carry the
+        // request's trace context over so engine calls propagate it.
+        let trace = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<TraceContext>())
+            .cloned();
+        let call = self
+            .dispatch(&name, arguments, &principal)
+            .instrument(span.clone());
+        let result = match self.inner.gw.limits.admit_call(&principal) {
+            Err(refused) => Ok(envelope(Err(refused))),
+            Ok(()) => match trace {
+                Some(t) => t.scope(call).await,
+                None => call.await,
+            },
+        };
+        let took = started.elapsed();
         if let Some(run_id) = result
             .as_ref()
             .ok()
@@ -266,16 +314,33 @@ impl ServerHandler for PilotageServer {
         {
             span.record("run_id", run_id);
         }
-        span.record("duration_ms", started.elapsed().as_millis() as u64);
-        span.in_scope(|| {
-            tracing::info!(
-                is_error = result
-                    .as_ref()
-                    .map(|r| r.is_error == Some(true))
-                    .unwrap_or(true),
-                "tools/call done"
-            )
-        });
+        let outcome = tool_call::outcome(&result);
+        // A name no tool has is the caller's text: one series for all of them.
+        let known = self.surface(None).specs.iter().any(|s| s.name() == name);
+        tool_call::record(
+            &self.inner.gw.metrics,
+            execute,
+            if known { &name } else { "unknown" },
+            &language,
+            &result,
+            &outcome,
+            took,
+        );
+        span.record("outcome", outcome.as_str());
+        span.record("duration_ms", took.as_secs_f64() * 1000.0);
+        if let Some(fields) = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| {
+                p.extensions
+                    .get::<crate::telemetry::request_log::RequestFields>()
+            })
+        {
+            fields.set_tool(&name, &language, &outcome);
+            if let Err(e) = &result {
+                fields.set_carrier_error(e.code.0, &e.message);
+            }
+        }
         result.map(CallToolResponse::from)
     }
 }

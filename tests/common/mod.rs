@@ -33,6 +33,8 @@ pub struct Engine {
     pub url: String,
     child: Option<Child>,
     http: reqwest::Client,
+    /// Every line the engine printed on stdout (its trace-context log).
+    stdout: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Drop for Engine {
@@ -75,6 +77,8 @@ impl Engine {
             .expect("start legacy-engine");
         let stdout = child.stdout.take().expect("engine stdout");
         let (tx, rx) = std::sync::mpsc::channel();
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = lines.clone();
         std::thread::spawn(move || {
             use std::io::BufRead;
             let mut sent = false;
@@ -86,6 +90,9 @@ impl Engine {
                     let _ = tx.send(line[i..].trim().to_string());
                     sent = true;
                 }
+                if let Ok(mut all) = kept.lock() {
+                    all.push(line);
+                }
             }
         });
         let url = rx
@@ -95,6 +102,7 @@ impl Engine {
             url,
             child: Some(child),
             http: reqwest::Client::new(),
+            stdout: lines,
         }
     }
 
@@ -103,7 +111,13 @@ impl Engine {
             url,
             child: None,
             http: reqwest::Client::new(),
+            stdout: Default::default(),
         }
+    }
+
+    /// The lines the engine printed so far.
+    pub fn stdout_lines(&self) -> Vec<String> {
+        self.stdout.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
     /// The world digest of a tenant: changes iff a side effect happened.

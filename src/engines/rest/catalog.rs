@@ -24,6 +24,7 @@ impl EngineClient {
             .call(
                 tenant,
                 Call {
+                    operation: "catalog",
                     method: Method::GET,
                     path: &m.path,
                     body: None,
@@ -66,6 +67,7 @@ impl EngineClient {
             .call(
                 tenant,
                 Call {
+                    operation: "catalog",
                     method: Method::GET,
                     path: &self.mapping.catalog.path,
                     body: None,

@@ -31,6 +31,7 @@ impl EngineClient {
             .call(
                 tenant,
                 Call {
+                    operation: "check",
                     method: Method::POST,
                     path: &m.path,
                     body: Some(&body),

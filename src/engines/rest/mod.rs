@@ -88,6 +88,8 @@ pub struct EngineClient {
     in_flight: Arc<tokio::sync::Semaphore>,
     retries: u32,
     retry_backoff: Duration,
+    /// Where engine call timings go (none in benchmarks).
+    metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl EngineClient {
@@ -113,7 +115,25 @@ impl EngineClient {
             in_flight: Arc::new(tokio::sync::Semaphore::new(config.max_in_flight.max(1))),
             retries: config.retries,
             retry_backoff: Duration::from_millis(config.retry_backoff_ms),
+            metrics: None,
         }
+    }
+
+    /// Records every engine call in `metrics`.
+    pub fn with_metrics(mut self, metrics: Arc<crate::metrics::Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Sends one engine request: the single place every call passes, which
+    /// adds the caller's trace context, opens the engine-call span and times
+    /// the call.
+    async fn send(
+        &self,
+        operation: &'static str,
+        req: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, reqwest::Error> {
+        crate::telemetry::engine::send(operation, req, self.metrics.as_deref()).await
     }
 
     pub fn mapping(&self) -> &EngineMapping {
@@ -125,10 +145,11 @@ impl EngineClient {
     }
     /// Readiness: the engine answers its health path.
     pub async fn healthy(&self) -> bool {
-        self.http
+        let req = self
+            .http
             .get(self.url(&self.mapping.health_path))
-            .timeout(Duration::from_secs(2))
-            .send()
+            .timeout(Duration::from_secs(2));
+        self.send("health", req)
             .await
             .map(|r| r.status().is_success())
             .unwrap_or(false)

@@ -100,6 +100,7 @@ async fn cancelled(client: &EngineClient, tenant: &str, run_id: &str) -> RunRepl
             .call(
                 tenant,
                 Call {
+                    operation: "cancel",
                     method: Method::POST,
                     path: &path,
                     body: None,
@@ -207,6 +208,7 @@ async fn get(client: &EngineClient, tenant: &str, path: &str) -> Result<Answer, 
         .call(
             tenant,
             Call {
+                operation: "poll",
                 method: Method::GET,
                 path,
                 body: None,

@@ -44,6 +44,7 @@ impl EngineClient {
             .call(
                 tenant,
                 Call {
+                    operation: "run",
                     method: Method::POST,
                     path: &m.path,
                     body: Some(&body),

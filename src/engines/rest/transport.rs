@@ -21,6 +21,8 @@ impl Answer {
 
 /// One engine call.
 pub(super) struct Call<'a> {
+    /// The operation's name in spans and metrics (`catalog`, `check`, …).
+    pub(super) operation: &'static str,
     pub(super) method: Method,
     pub(super) path: &'a str,
     pub(super) body: Option<&'a Value>,
@@ -95,7 +97,7 @@ impl EngineClient {
         if let Some(b) = c.body {
             req = req.json(b);
         }
-        let resp = req.send().await?;
+        let resp = self.send(c.operation, req).await?;
         let status = resp.status();
         let etag = resp
             .headers()

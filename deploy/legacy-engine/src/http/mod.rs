@@ -9,6 +9,7 @@ mod dialect_c;
 mod etag;
 mod fields;
 mod reply;
+mod trace_log;
 
 use std::sync::Arc;
 
@@ -34,5 +35,8 @@ pub fn router(engine: Arc<Engine>, dialect: Dialect) -> Router {
         Dialect::B => dialect_b::routes(),
         Dialect::C => dialect_c::routes(),
     };
-    surface.merge(admin::routes()).with_state(engine)
+    surface
+        .merge(admin::routes())
+        .with_state(engine)
+        .layer(axum::middleware::from_fn(trace_log::log))
 }

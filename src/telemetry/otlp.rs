@@ -1,0 +1,106 @@
+//! Span export over OTLP/HTTP (JSON), behind `[telemetry]
+//! otlp_traces_endpoint`: the `request`, `tools/call` and `engine` spans go
+//! to a collector in batches, as children of the caller's `traceparent`.
+//!
+//! The exporter sends through the gateway's own HTTP client, run on the
+//! gateway's tokio runtime (the batch processor exports from a thread of its
+//! own, where an async client could not run by itself).
+
+use crate::config::Config;
+use opentelemetry::KeyValue;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
+use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Bound of one export request.
+const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+static PROVIDER: OnceLock<SdkTracerProvider> = OnceLock::new();
+
+/// Why export could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("telemetry.otlp_traces_endpoint: {0}")]
+pub struct OtlpError(String);
+
+/// The tracer of the configured exporter, or `None` when export is off.
+/// Must run inside the tokio runtime.
+pub fn tracer(config: &Config) -> Result<Option<SdkTracer>, OtlpError> {
+    let endpoint = &config.telemetry.otlp_traces_endpoint;
+    if endpoint.is_empty() {
+        return Ok(None);
+    }
+    let client = RuntimeClient {
+        http: reqwest::Client::builder()
+            .timeout(EXPORT_TIMEOUT)
+            .build()
+            .map_err(|e| OtlpError(e.to_string()))?,
+        runtime: tokio::runtime::Handle::try_current().map_err(|e| OtlpError(e.to_string()))?,
+    };
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_http_client(client)
+        .with_protocol(Protocol::HttpJson)
+        .with_endpoint(endpoint.clone())
+        .with_timeout(EXPORT_TIMEOUT)
+        .build()
+        .map_err(|e| OtlpError(e.to_string()))?;
+    let resource = Resource::builder()
+        .with_service_name(config.telemetry.service_name.clone())
+        .with_attribute(KeyValue::new(
+            "service.instance.id",
+            config.server.instance.clone(),
+        ))
+        .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
+        .build();
+    let provider = SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(resource)
+        .build();
+    let tracer = provider.tracer("pilotage-gateway");
+    let _ = PROVIDER.set(provider);
+    Ok(Some(tracer))
+}
+
+/// Sends the spans still buffered (at exit).
+pub fn flush() {
+    if let Some(p) = PROVIDER.get()
+        && let Err(e) = p.shutdown()
+    {
+        tracing::warn!(error = %e, "trace export: the last spans were not sent");
+    }
+}
+
+/// reqwest on the gateway's runtime, callable from any thread.
+#[derive(Debug)]
+struct RuntimeClient {
+    http: reqwest::Client,
+    runtime: tokio::runtime::Handle,
+}
+
+#[async_trait::async_trait]
+impl HttpClient for RuntimeClient {
+    async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
+        let http = self.http.clone();
+        let (parts, body) = request.into_parts();
+        let sent = self.runtime.spawn(async move {
+            let resp = http
+                .request(parts.method, parts.uri.to_string())
+                .headers(parts.headers)
+                .body(body)
+                .send()
+                .await?;
+            let status = resp.status();
+            let headers = resp.headers().clone();
+            let bytes = resp.bytes().await?;
+            let mut out = Response::new(bytes);
+            *out.status_mut() = status;
+            *out.headers_mut() = headers;
+            Ok::<_, reqwest::Error>(out)
+        });
+        Ok(sent.await??)
+    }
+}

@@ -21,7 +21,7 @@ pub mod metrics;
 pub mod pilotage;
 pub mod reload;
 pub mod store;
-pub mod tls;
 pub mod telemetry;
+pub mod tls;
 pub mod validate;
 pub mod weigh;

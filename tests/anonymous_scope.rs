@@ -10,9 +10,9 @@
 
 mod common;
 
+use common::redis_server::RedisServer;
 use common::{ACME_OPS, LANG, Mcp, TestEnv, valid_program, write_program};
 use pilotage_gateway::config::{AnonymousScope, Config};
-use common::redis_server::RedisServer;
 use serde_json::{Value, json};
 
 const EXT: &str = "io.github.jafarsa0/pilotage";

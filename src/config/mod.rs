@@ -10,10 +10,10 @@ pub mod cache;
 mod engine;
 mod engine_check;
 pub mod language;
-mod secrets;
+pub mod limits;
 pub mod oauth;
 pub mod policy;
-pub mod limits;
+mod secrets;
 
 pub use engine::{
     ArmMeaning, CallOutcome, CallPath, CatalogFields, CheckMapping, CheckMeaning, EffectRisk,

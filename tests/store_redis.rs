@@ -478,8 +478,8 @@ async fn records_use_the_documented_keys_and_expiry() {
         .await
         .expect("put_program");
     for key in [
-        "pilotage:v1:tenant:acme:prog:prog_1",
-        "pilotage:v1:tenant:acme:prog-index",
+        "pilotage:v1:{tenant:acme}:prog:prog_1",
+        "pilotage:v1:{tenant:acme}:prog-index",
     ] {
         let pttl: i64 = redis::cmd("PTTL")
             .arg(key)
@@ -489,7 +489,7 @@ async fn records_use_the_documented_keys_and_expiry() {
         assert!(pttl > 0 && pttl <= 60_000, "{key} PTTL {pttl}");
     }
     let index: Vec<String> = redis::cmd("ZRANGE")
-        .arg("pilotage:v1:tenant:acme:prog-index")
+        .arg("pilotage:v1:{tenant:acme}:prog-index")
         .arg(0)
         .arg(-1)
         .query_async(&mut raw)
@@ -591,7 +591,7 @@ async fn corrupt_values_are_reported_as_corrupt() {
         .put_program("t", "p1", &json!({"program_ref": "p1"}), LONG_TTL)
         .await
         .expect("put_program");
-    let () = set("pilotage:v1:t:prog:p1", "][")
+    let () = set("pilotage:v1:{t}:prog:p1", "][")
         .query_async(&mut raw)
         .await
         .expect("SET");
@@ -599,4 +599,34 @@ async fn corrupt_values_are_reported_as_corrupt() {
         store.list_programs("t").await,
         Err(StoreError::Corrupt(_))
     ));
+}
+
+/// The same behavioural suite against a three-master Redis Cluster with one
+/// replica each: every script and transaction must touch one slot, or the
+/// cluster refuses it (`CROSSSLOT`).
+#[path = "common/redis_cluster.rs"]
+mod redis_cluster;
+
+mod cluster {
+    use std::sync::Arc;
+
+    use super::redis_cluster::RedisCluster;
+    use pilotage_gateway::store::{self, Store};
+
+    pub async fn setup() -> (Arc<dyn Store>, RedisCluster) {
+        let cluster = tokio::task::spawn_blocking(RedisCluster::start)
+            .await
+            .expect("start the test cluster");
+        let store = store::connect_with(
+            store::Backend::RedisCluster(&cluster.urls()),
+            super::OP_TIMEOUT,
+            store::memory::MemoryLimits::default(),
+            None,
+        )
+        .await
+        .expect("connect to the test cluster");
+        (store, cluster)
+    }
+
+    pilotage_gateway::store_conformance_tests!(sequential conformance_suite_passes_on_a_cluster, setup);
 }

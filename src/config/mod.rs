@@ -14,6 +14,7 @@ pub mod limits;
 pub mod oauth;
 pub mod policy;
 mod secrets;
+mod store_check;
 
 pub use engine::{
     ArmMeaning, CallOutcome, CallPath, CatalogFields, CheckMapping, CheckMeaning, EffectRisk,
@@ -155,6 +156,9 @@ pub struct StoreConfig {
     /// A file holding the URL instead, for a URL with a password
     /// (`PILOTAGE_REDIS_URL_FILE`); wins over `redis_url`.
     pub redis_url_file: String,
+    /// Node URLs of a Redis Cluster (some or all of its masters and
+    /// replicas; the rest is discovered). Excludes `redis_url`.
+    pub redis_cluster: Vec<String>,
     /// Upper bound of one store operation.
     pub op_timeout_ms: u64,
     /// PEM file of a private CA trusted, besides the system roots, for a
@@ -178,6 +182,7 @@ impl Default for StoreConfig {
         Self {
             redis_url: String::new(),
             redis_url_file: String::new(),
+            redis_cluster: Vec::new(),
             op_timeout_ms: 2000,
             ca_file: String::new(),
             claim_lease_ms: 20_000,
@@ -517,6 +522,9 @@ impl Config {
                 ),
                 "use redis://host:port/db (rediss:// for TLS), or leave empty for the in-memory store",
             );
+        }
+        for (key, what, fix) in store_check::topology_problems(&self.store) {
+            problem(key, what, fix);
         }
         for (key, path) in [
             ("engine.ca_file", &self.engine.ca_file),

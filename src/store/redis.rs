@@ -16,10 +16,15 @@
 //! |---|---|---|
 //! | `pilotage:v1:{scope}:run:{run_id}` | run record | `PX` retention |
 //! | `pilotage:v1:{scope}:idem:{key}` | `{"state":"pending",fingerprint,claimed_at_ms,attempt,started}` or `{"state":"completed",fingerprint,response,completed_at_ms,attempt}` | `PX` claim lease until started, then the dedup window |
-//! | `pilotage:v1:{scope}:prog:{ref}` | program record | `PX` promotion lifetime |
-//! | `pilotage:v1:{scope}:prog-index` | sorted set of refs, scored by their expiry (ms since the epoch) | `PX` promotion lifetime of the latest promotion |
+//! | `pilotage:v1:{{scope}}:prog:{ref}` | program record | `PX` promotion lifetime |
+//! | `pilotage:v1:{{scope}}:prog-index` | sorted set of refs, scored by their expiry (ms since the epoch) | `PX` promotion lifetime of the latest promotion |
 //! | `pilotage:v1:{scope}:cv:{version}` | catalog snapshot | `PX` |
 //! | `pilotage:v1:session-revoked:{id}` | `true` | `PX` token lifetime |
+//!
+//! `{{scope}}` is the scope inside literal braces: a Redis Cluster hash tag, so
+//! a principal's programs and their index live in one slot (see
+//! [`hash_tag`]). Every other operation touches one key, untagged, and so
+//! spreads over the cluster's slots.
 //!
 //! Keys are unambiguous only while no scope contains one of the segments above
 //! (`:run:`, `:idem:`, `:prog:`, `:prog-index`, `:cv:`) or equals
@@ -33,6 +38,7 @@ use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::{AsyncConnectionConfig, Client, ErrorKind, RedisError, Script, cmd};
 use serde_json::Value;
 
+use super::redis_conn::StoreConnection;
 use super::{IdempotencyClaim, IdempotencyRecord, Store, StoreError, effective_ttl, now_ms};
 
 /// Prefix of every key, carrying the schema version of what is stored.
@@ -47,12 +53,31 @@ fn idempotency_key(scope: &str, key: &str) -> String {
     format!("{KEY_PREFIX}:{scope}:idem:{key}")
 }
 
+/// A principal's promoted programs and their index share the hash tag
+/// `{scope}` (literal braces), so that the transaction writing both and the
+/// `MGET` reading them touch one Redis Cluster slot. Runs and idempotency
+/// records are untagged: each is one key per operation and spreads over the
+/// whole cluster.
 fn program_key(scope: &str, program_ref: &str) -> String {
-    format!("{KEY_PREFIX}:{scope}:prog:{program_ref}")
+    format!("{KEY_PREFIX}:{}:prog:{program_ref}", hash_tag(scope))
 }
 
 fn program_index_key(scope: &str) -> String {
-    format!("{KEY_PREFIX}:{scope}:prog-index")
+    format!("{KEY_PREFIX}:{}:prog-index", hash_tag(scope))
+}
+
+/// The scope segment of a tagged key: `{scope}` (literal braces). The
+/// cluster hashes the text between the first `{` and the next `}`, so a scope
+/// holding a `}`, or an empty one, gets a tag of its own in front of the
+/// scope instead (`{tag}:scope`); the scope itself always stays in the key.
+fn hash_tag(scope: &str) -> String {
+    if scope.is_empty() {
+        return "{-}:".to_owned();
+    }
+    if scope.contains('}') {
+        return format!("{{{}}}:{scope}", scope.replace('}', ")"));
+    }
+    format!("{{{scope}}}")
 }
 
 fn catalog_snapshot_key(scope: &str, catalog_version: &str) -> String {
@@ -134,13 +159,16 @@ return 1
 const RECONNECT_RETRIES: usize = 3;
 const RECONNECT_MIN_DELAY: Duration = Duration::from_millis(50);
 const RECONNECT_MAX_DELAY: Duration = Duration::from_secs(1);
+/// Attempts of one cluster command through redirections and a failover in
+/// progress; the operation timeout still bounds the whole call.
+const CLUSTER_RETRIES: u32 = 8;
 /// How often the keeper pings Redis, so a lost connection is re-established
 /// between requests rather than by the next request failing.
 const KEEPER_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The Redis-backed store.
 pub struct RedisStore {
-    conn: ConnectionManager,
+    conn: StoreConnection,
     op_timeout: Duration,
     claim: Script,
     start: Script,
@@ -161,7 +189,7 @@ impl Drop for Keeper {
 impl Keeper {
     /// Pings every [`KEEPER_INTERVAL`]: a failed ping makes the connection
     /// manager reconnect now, and the transitions are logged for operators.
-    fn spawn(conn: ConnectionManager, op_timeout: Duration) -> Keeper {
+    fn spawn(conn: StoreConnection, op_timeout: Duration) -> Keeper {
         Keeper(tokio::spawn(async move {
             let mut healthy = true;
             loop {
@@ -273,15 +301,7 @@ impl RedisStore {
             Ok(Err(e)) => return Err(unreachable(e.to_string())),
             Err(_) => return Err(unreachable("no answer in time".into())),
         };
-        let store = RedisStore {
-            _keeper: Keeper::spawn(conn.clone(), op_timeout),
-            conn,
-            op_timeout,
-            claim: Script::new(CLAIM_SCRIPT),
-            start: Script::new(START_SCRIPT),
-            complete: Script::new(COMPLETE_SCRIPT),
-            release: Script::new(RELEASE_SCRIPT),
-        };
+        let store = Self::over(StoreConnection::Single(conn), op_timeout);
         // Loaded now so that each script is one EVALSHA round trip; after a
         // Redis restart the first call reloads transparently (NOSCRIPT).
         store
@@ -296,6 +316,76 @@ impl RedisStore {
             .map_err(|e| unreachable(e.detail().to_owned()))?;
         tracing::info!(backend = "redis", url = %shown, "connected to the shared store");
         Ok(store)
+    }
+
+    /// Connects to the Redis Cluster that `urls` (some or all of its nodes)
+    /// belong to: reads the slot map, then routes each command to the master
+    /// of its key's slot. A `MOVED` (slot migrated, replica promoted) or `ASK`
+    /// reply is followed and refreshes the map; each step is bounded by
+    /// `op_timeout`.
+    pub async fn connect_cluster(
+        urls: &[String],
+        op_timeout: Duration,
+        ca_pem: Option<Vec<u8>>,
+    ) -> Result<Self, StoreError> {
+        use ::redis::ProtocolVersion;
+        use ::redis::cluster::ClusterClientBuilder;
+        let shown = urls
+            .iter()
+            .map(|u| redact_url(u))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let unreachable = |detail: String| {
+            StoreError::Unavailable(format!(
+                "cannot connect to the Redis Cluster at {shown} (timeout {} ms): {detail}",
+                op_timeout.as_millis()
+            ))
+        };
+        let mut builder = ClusterClientBuilder::new(urls.to_vec())
+            .use_protocol(ProtocolVersion::RESP3)
+            .connection_timeout(op_timeout)
+            .response_timeout(op_timeout)
+            // Redirections and a failover in progress are retried within the
+            // operation timeout, which bounds the whole call anyway.
+            .retries(CLUSTER_RETRIES)
+            .min_retry_wait(RECONNECT_MIN_DELAY.as_millis() as u64)
+            .max_retry_wait(RECONNECT_MAX_DELAY.as_millis() as u64);
+        if let Some(root_cert) = ca_pem {
+            crate::tls::install_crypto_provider();
+            builder = builder.certs(::redis::TlsCertificates {
+                client_tls: None,
+                root_cert: Some(root_cert),
+            });
+        }
+        let client = builder.build().map_err(|e| {
+            StoreError::Unavailable(format!("invalid Redis Cluster URLs {shown}: {e}"))
+        })?;
+        let conn = match tokio::time::timeout(op_timeout, client.get_async_connection()).await {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(e)) => return Err(unreachable(e.to_string())),
+            Err(_) => return Err(unreachable("no answer in time".into())),
+        };
+        let store = Self::over(StoreConnection::Cluster(conn), op_timeout);
+        store
+            .ping()
+            .await
+            .map_err(|e| unreachable(e.detail().to_owned()))?;
+        tracing::info!(backend = "redis", mode = "cluster", urls = %shown, "connected to the shared store");
+        Ok(store)
+    }
+
+    /// The store over an established connection, with its keeper running.
+    /// Scripts are sent by digest and loaded on a node's first `NOSCRIPT`.
+    fn over(conn: StoreConnection, op_timeout: Duration) -> Self {
+        RedisStore {
+            _keeper: Keeper::spawn(conn.clone(), op_timeout),
+            conn,
+            op_timeout,
+            claim: Script::new(CLAIM_SCRIPT),
+            start: Script::new(START_SCRIPT),
+            complete: Script::new(COMPLETE_SCRIPT),
+            release: Script::new(RELEASE_SCRIPT),
+        }
     }
 
     /// Runs one store operation under the timeout, mapping every failure.
@@ -731,8 +821,10 @@ mod tests {
     fn keys_follow_the_documented_layout() {
         assert_eq!(run_key("tenant:a", "r1"), "pilotage:v1:tenant:a:run:r1");
         assert_eq!(idempotency_key("t", "k"), "pilotage:v1:t:idem:k");
-        assert_eq!(program_key("t", "p"), "pilotage:v1:t:prog:p");
-        assert_eq!(program_index_key("t"), "pilotage:v1:t:prog-index");
+        assert_eq!(program_key("t", "p"), "pilotage:v1:{t}:prog:p");
+        assert_eq!(program_index_key("t"), "pilotage:v1:{t}:prog-index");
+        assert_eq!(program_key("a}b", "p"), "pilotage:v1:{a)b}:a}b:prog:p");
+        assert_eq!(program_key("", "p"), "pilotage:v1:{-}::prog:p");
         assert_eq!(catalog_snapshot_key("t", "cv_1"), "pilotage:v1:t:cv:cv_1");
         assert_eq!(revoked_session_key("s"), "pilotage:v1:session-revoked:s");
     }

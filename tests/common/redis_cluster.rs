@@ -5,6 +5,9 @@
 //! The node timeout is short so that a killed master's replica takes over
 //! within a couple of seconds.
 
+// Shared by several test binaries; each uses part of it.
+#![allow(dead_code)]
+
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -97,33 +100,6 @@ impl RedisCluster {
             .collect()
     }
 
-    /// The port of the master serving `key` now.
-    pub fn master_of(&self, key: &str) -> u16 {
-        let live = self.live_port().expect("a live cluster node");
-        let slot: u16 = cli(live, &["cluster", "keyslot", key])
-            .trim()
-            .parse()
-            .expect("CLUSTER KEYSLOT answer");
-        let slots = cli(live, &["cluster", "nodes"]);
-        for line in slots.lines().filter(|l| l.contains("master")) {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            let owns = fields.iter().skip(8).any(|range| {
-                let mut bounds = range.split('-');
-                let lo: Option<u16> = bounds.next().and_then(|b| b.parse().ok());
-                let hi: Option<u16> = bounds.next().and_then(|b| b.parse().ok()).or(lo);
-                matches!((lo, hi), (Some(lo), Some(hi)) if lo <= slot && slot <= hi)
-            });
-            if owns {
-                let port = fields[1]
-                    .split('@')
-                    .next()
-                    .and_then(|a| a.rsplit(':').next());
-                return port.and_then(|p| p.parse().ok()).expect("master address");
-            }
-        }
-        panic!("no master owns slot {slot} of {key}");
-    }
-
     /// Kills the node on `port` (SIGKILL: no goodbye to the cluster).
     pub fn kill(&mut self, port: u16) {
         for (p, child) in &mut self.nodes {
@@ -146,7 +122,19 @@ impl RedisCluster {
                 .iter()
                 .filter(|(_, c)| c.is_some())
                 .all(|(p, _)| cli(*p, &["cluster", "info"]).contains("cluster_state:ok"));
-            if ok && self.master_ports().len() == MASTERS {
+            let replicas_synced = self
+                .nodes
+                .iter()
+                .filter(|(_, c)| c.is_some())
+                .map(|(p, _)| cli(*p, &["info", "replication"]))
+                .filter(|info| {
+                    info.contains("role:slave") && info.contains("master_link_status:up")
+                })
+                .count();
+            if ok
+                && self.master_ports().len() == MASTERS
+                && replicas_synced >= self.live_replicas_expected()
+            {
                 return;
             }
             assert!(
@@ -155,6 +143,12 @@ impl RedisCluster {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// Replicas a whole cluster has: one per master while all nodes live.
+    fn live_replicas_expected(&self) -> usize {
+        let live = self.nodes.iter().filter(|(_, c)| c.is_some()).count();
+        live.saturating_sub(MASTERS)
     }
 
     fn live_port(&self) -> Option<u16> {
@@ -170,6 +164,9 @@ impl RedisCluster {
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .args(["--cluster-enabled", "yes"])
             .args(["--cluster-node-timeout", &NODE_TIMEOUT_MS.to_string()])
+            // A replica may take over however stale it is: the test kills a
+            // master moments after the cluster formed.
+            .args(["--cluster-replica-validity-factor", "0"])
             .arg("--cluster-config-file")
             .arg(self.dir.join(format!("nodes-{port}.conf")))
             .arg("--dir")

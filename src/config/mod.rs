@@ -157,7 +157,8 @@ pub struct StoreConfig {
     /// (`PILOTAGE_REDIS_URL_FILE`); wins over `redis_url`.
     pub redis_url_file: String,
     /// Node URLs of a Redis Cluster (some or all of its masters and
-    /// replicas; the rest is discovered). Excludes `redis_url`.
+    /// replicas; the rest is discovered; `PILOTAGE_REDIS_CLUSTER`,
+    /// comma-separated). Excludes `redis_url`.
     pub redis_cluster: Vec<String>,
     /// Upper bound of one store operation.
     pub op_timeout_ms: u64,

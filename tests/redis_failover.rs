@@ -125,7 +125,7 @@ async fn a_killed_master_fails_over_and_no_recorded_key_runs_twice() {
         );
         let keys = fresh_keys();
         let mut batch = keys.clone();
-        batch.extend(previous.drain(..));
+        batch.append(&mut previous);
         let round = send_round(&env.url, &batch, Some(killed_at)).await;
         let all_ok = round.iter().all(|a| a.outcome.is_ok());
         answers.extend(round);

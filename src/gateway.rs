@@ -133,7 +133,13 @@ impl Gateway {
         };
         let store_ca = ca("store.ca_file", &config.store.ca_file)?;
         let engine_ca = ca("engine.ca_file", &config.engine.ca_file)?;
-        let backend = if !config.store.redis_cluster.is_empty() {
+        let sentinel = &config.store.redis_sentinel;
+        let backend = if !sentinel.urls.is_empty() {
+            crate::store::Backend::RedisSentinel {
+                urls: &sentinel.urls,
+                master_name: &sentinel.master_name,
+            }
+        } else if !config.store.redis_cluster.is_empty() {
             crate::store::Backend::RedisCluster(&config.store.redis_cluster)
         } else if !config.store.redis_url.is_empty() {
             crate::store::Backend::Redis(&config.store.redis_url)

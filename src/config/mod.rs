@@ -160,6 +160,9 @@ pub struct StoreConfig {
     /// replicas; the rest is discovered; `PILOTAGE_REDIS_CLUSTER`,
     /// comma-separated). Excludes `redis_url`.
     pub redis_cluster: Vec<String>,
+    /// A master found through Redis Sentinel. Excludes `redis_url` and
+    /// `redis_cluster`.
+    pub redis_sentinel: SentinelConfig,
     /// Upper bound of one store operation.
     pub op_timeout_ms: u64,
     /// PEM file of a private CA trusted, besides the system roots, for a
@@ -184,6 +187,7 @@ impl Default for StoreConfig {
             redis_url: String::new(),
             redis_url_file: String::new(),
             redis_cluster: Vec::new(),
+            redis_sentinel: SentinelConfig::default(),
             op_timeout_ms: 2000,
             ca_file: String::new(),
             claim_lease_ms: 20_000,
@@ -191,6 +195,17 @@ impl Default for StoreConfig {
             memory_total_bytes: 64 * 1024 * 1024,
         }
     }
+}
+
+/// `[store.redis_sentinel]`: where the sentinels are and which master they
+/// watch.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SentinelConfig {
+    /// The name the sentinels monitor the master under (`sentinel monitor <name> ...`).
+    pub master_name: String,
+    /// Sentinel URLs (`redis://host:26379`); empty: Sentinel is not used.
+    pub urls: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -21,6 +21,7 @@ pub mod conformance;
 pub mod memory;
 pub mod redis;
 pub(crate) mod redis_conn;
+pub(crate) mod redis_sentinel;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -314,6 +315,12 @@ pub enum Backend<'a> {
     Redis(&'a str),
     /// A Redis Cluster reached through these node URLs.
     RedisCluster(&'a [String]),
+    /// The master Sentinel monitors under `master_name`, found through these
+    /// sentinel URLs and followed across failovers.
+    RedisSentinel {
+        urls: &'a [String],
+        master_name: &'a str,
+    },
 }
 
 /// [`connect`] with the embedded store's budgets, trusting the CA
@@ -341,6 +348,10 @@ pub async fn connect_with(
         }
         Backend::RedisCluster(urls) => {
             let store = redis::RedisStore::connect_cluster(urls, op_timeout, ca_pem).await?;
+            Ok(Arc::new(store))
+        }
+        Backend::RedisSentinel { urls, master_name } => {
+            let store = redis::RedisStore::connect_sentinel(urls, master_name, op_timeout).await?;
             Ok(Arc::new(store))
         }
     }

@@ -38,7 +38,10 @@ use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::{AsyncConnectionConfig, Client, ErrorKind, RedisError, Script, cmd};
 use serde_json::Value;
 
+use std::sync::{Arc, RwLock};
+
 use super::redis_conn::StoreConnection;
+use super::redis_sentinel::MasterLocator;
 use super::{IdempotencyClaim, IdempotencyRecord, Store, StoreError, effective_ttl, now_ms};
 
 /// Prefix of every key, carrying the schema version of what is stored.
@@ -168,7 +171,8 @@ const KEEPER_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The Redis-backed store.
 pub struct RedisStore {
-    conn: StoreConnection,
+    /// Replaced by the keeper when Sentinel names a new master.
+    conn: SharedConnection,
     op_timeout: Duration,
     claim: Script,
     start: Script,
@@ -176,6 +180,8 @@ pub struct RedisStore {
     release: Script,
     _keeper: Keeper,
 }
+
+type SharedConnection = Arc<RwLock<StoreConnection>>;
 
 /// The background task that keeps the connection alive; ends with the store.
 struct Keeper(tokio::task::JoinHandle<()>);
@@ -189,12 +195,22 @@ impl Drop for Keeper {
 impl Keeper {
     /// Pings every [`KEEPER_INTERVAL`]: a failed ping makes the connection
     /// manager reconnect now, and the transitions are logged for operators.
-    fn spawn(conn: StoreConnection, op_timeout: Duration) -> Keeper {
+    /// With Sentinel, it first asks which server is the master and moves the
+    /// connection there when that changed (a failover).
+    fn spawn(
+        shared: SharedConnection,
+        op_timeout: Duration,
+        sentinel: Option<(Arc<MasterLocator>, String)>,
+    ) -> Keeper {
         Keeper(tokio::spawn(async move {
             let mut healthy = true;
+            let mut sentinel = sentinel;
             loop {
                 tokio::time::sleep(KEEPER_INTERVAL).await;
-                let mut c = conn.clone();
+                if let Some((locator, current)) = &mut sentinel {
+                    follow_master(&shared, locator, current, op_timeout).await;
+                }
+                let mut c = read_connection(&shared);
                 let ping =
                     tokio::time::timeout(op_timeout, cmd("PING").query_async::<String>(&mut c))
                         .await;
@@ -219,6 +235,58 @@ impl Keeper {
             }
         }))
     }
+}
+
+fn read_connection(shared: &SharedConnection) -> StoreConnection {
+    shared.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Asks the sentinels for the master; when it is another server than
+/// `current`, connects there and swaps the shared connection.
+async fn follow_master(
+    shared: &SharedConnection,
+    locator: &MasterLocator,
+    current: &mut String,
+    op_timeout: Duration,
+) {
+    let found = tokio::time::timeout(op_timeout, locator.master()).await;
+    let (client, addr) = match found {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) => {
+            tracing::debug!(backend = "redis", error = %e, "sentinels not answering");
+            return;
+        }
+        Err(_) => return,
+    };
+    if addr == *current {
+        return;
+    }
+    let manager = tokio::time::timeout(
+        op_timeout,
+        ConnectionManager::new_with_config(client, manager_config(op_timeout)),
+    )
+    .await;
+    match manager {
+        Ok(Ok(manager)) => {
+            tracing::warn!(backend = "redis", master = %locator.master_name, from = %current, to = %addr, "sentinel failover: following the new master");
+            *shared.write().unwrap_or_else(|e| e.into_inner()) = StoreConnection::Single(manager);
+            *current = addr;
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(backend = "redis", error = %e, to = %addr, "cannot connect to the new master yet")
+        }
+        Err(_) => {}
+    }
+}
+
+/// How the single-server connection manager reconnects.
+fn manager_config(op_timeout: Duration) -> ConnectionManagerConfig {
+    ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(op_timeout))
+        .set_response_timeout(Some(op_timeout))
+        .set_number_of_retries(RECONNECT_RETRIES)
+        .set_min_delay(RECONNECT_MIN_DELAY)
+        .set_max_delay(RECONNECT_MAX_DELAY)
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -263,12 +331,7 @@ impl RedisStore {
         let shown = redact_url(url);
         let client = client_for(url, ca_pem)
             .map_err(|e| StoreError::Unavailable(format!("invalid Redis URL {shown}: {e}")))?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(op_timeout))
-            .set_response_timeout(Some(op_timeout))
-            .set_number_of_retries(RECONNECT_RETRIES)
-            .set_min_delay(RECONNECT_MIN_DELAY)
-            .set_max_delay(RECONNECT_MAX_DELAY);
+        let config = manager_config(op_timeout);
         let unreachable = |detail: String| {
             StoreError::Unavailable(format!(
                 "cannot connect to Redis at {shown} (timeout {} ms): {detail}",
@@ -301,12 +364,12 @@ impl RedisStore {
             Ok(Err(e)) => return Err(unreachable(e.to_string())),
             Err(_) => return Err(unreachable("no answer in time".into())),
         };
-        let store = Self::over(StoreConnection::Single(conn), op_timeout);
+        let store = Self::over(StoreConnection::Single(conn), op_timeout, None);
         // Loaded now so that each script is one EVALSHA round trip; after a
         // Redis restart the first call reloads transparently (NOSCRIPT).
         store
             .bounded("script load", || async {
-                let mut conn = store.conn.clone();
+                let mut conn = store.conn();
                 for script in [&store.claim, &store.start, &store.complete, &store.release] {
                     script.load_async(&mut conn).await?;
                 }
@@ -365,7 +428,7 @@ impl RedisStore {
             Ok(Err(e)) => return Err(unreachable(e.to_string())),
             Err(_) => return Err(unreachable("no answer in time".into())),
         };
-        let store = Self::over(StoreConnection::Cluster(conn), op_timeout);
+        let store = Self::over(StoreConnection::Cluster(conn), op_timeout, None);
         store
             .ping()
             .await
@@ -374,11 +437,66 @@ impl RedisStore {
         Ok(store)
     }
 
+    /// Connects to the master that the sentinels at `urls` monitor as
+    /// `master_name`, and follows it: when Sentinel promotes a replica, the
+    /// keeper moves the connection to it within about [`KEEPER_INTERVAL`]
+    /// of the sentinels announcing it.
+    pub async fn connect_sentinel(
+        urls: &[String],
+        master_name: &str,
+        op_timeout: Duration,
+    ) -> Result<Self, StoreError> {
+        let shown = urls
+            .iter()
+            .map(|u| redact_url(u))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let unreachable = |detail: String| {
+            StoreError::Unavailable(format!(
+                "cannot reach master '{master_name}' through the sentinels at {shown} (timeout {} ms): {detail}",
+                op_timeout.as_millis()
+            ))
+        };
+        let locator = MasterLocator::new(urls, master_name)
+            .map_err(|e| StoreError::Unavailable(format!("invalid sentinel URLs {shown}: {e}")))?;
+        let (client, addr) = match tokio::time::timeout(op_timeout, locator.master()).await {
+            Ok(Ok(found)) => found,
+            Ok(Err(e)) => return Err(unreachable(e.to_string())),
+            Err(_) => return Err(unreachable("no answer in time".into())),
+        };
+        let conn = match tokio::time::timeout(
+            op_timeout,
+            ConnectionManager::new_with_config(client, manager_config(op_timeout)),
+        )
+        .await
+        {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(e)) => return Err(unreachable(e.to_string())),
+            Err(_) => return Err(unreachable("no answer in time".into())),
+        };
+        tracing::info!(backend = "redis", mode = "sentinel", master = %master_name, at = %addr, "connected to the shared store");
+        Ok(Self::over(
+            StoreConnection::Single(conn),
+            op_timeout,
+            Some((Arc::new(locator), addr)),
+        ))
+    }
+
+    /// The connection in use now.
+    fn conn(&self) -> StoreConnection {
+        read_connection(&self.conn)
+    }
+
     /// The store over an established connection, with its keeper running.
     /// Scripts are sent by digest and loaded on a node's first `NOSCRIPT`.
-    fn over(conn: StoreConnection, op_timeout: Duration) -> Self {
+    fn over(
+        conn: StoreConnection,
+        op_timeout: Duration,
+        sentinel: Option<(Arc<MasterLocator>, String)>,
+    ) -> Self {
+        let conn = Arc::new(RwLock::new(conn));
         RedisStore {
-            _keeper: Keeper::spawn(conn.clone(), op_timeout),
+            _keeper: Keeper::spawn(conn.clone(), op_timeout, sentinel),
             conn,
             op_timeout,
             claim: Script::new(CLAIM_SCRIPT),
@@ -421,7 +539,7 @@ impl RedisStore {
 
     async fn get_json(&self, op: &'static str, key: String) -> Result<Option<Value>, StoreError> {
         self.bounded(op, || async {
-            let mut conn = self.conn.clone();
+            let mut conn = self.conn();
             let raw: Option<Vec<u8>> = cmd("GET").arg(&key).query_async(&mut conn).await?;
             match raw {
                 Some(bytes) => Ok(Some(decode(&key, &bytes)?)),
@@ -440,7 +558,7 @@ impl RedisStore {
     ) -> Result<(), StoreError> {
         let json = encode(value)?;
         self.bounded(op, || async {
-            let mut conn = self.conn.clone();
+            let mut conn = self.conn();
             let () = cmd("SET")
                 .arg(&key)
                 .arg(&json)
@@ -543,7 +661,7 @@ impl Store for RedisStore {
 
     async fn ping(&self) -> Result<(), StoreError> {
         self.bounded("ping", || async {
-            let mut conn = self.conn.clone();
+            let mut conn = self.conn();
             let _: String = cmd("PING").query_async(&mut conn).await?;
             Ok(())
         })
@@ -585,7 +703,7 @@ impl Store for RedisStore {
         let lease_ms = ttl_ms(lease);
         let found: ::redis::Value = self
             .bounded("claim_idempotency", || async {
-                let mut conn = self.conn.clone();
+                let mut conn = self.conn();
                 let mut call = self.claim.prepare_invoke();
                 call.key(&key).arg(&pending).arg(lease_ms).arg(attempt);
                 Ok(call.invoke_async(&mut conn).await?)
@@ -613,7 +731,7 @@ impl Store for RedisStore {
         let key = idempotency_key(scope, key);
         let outcome: i64 = self
             .bounded("start_idempotency", || async {
-                let mut conn = self.conn.clone();
+                let mut conn = self.conn();
                 let mut call = self.start.prepare_invoke();
                 call.key(&key).arg(attempt).arg(ttl_ms(window));
                 Ok(call.invoke_async(&mut conn).await?)
@@ -646,7 +764,7 @@ impl Store for RedisStore {
         })?;
         let outcome: i64 = self
             .bounded("complete_idempotency", || async {
-                let mut conn = self.conn.clone();
+                let mut conn = self.conn();
                 let mut call = self.complete.prepare_invoke();
                 call.key(&key).arg(attempt).arg(&completed).arg(ttl_ms(ttl));
                 Ok(call.invoke_async(&mut conn).await?)
@@ -676,7 +794,7 @@ impl Store for RedisStore {
         let key = idempotency_key(scope, key);
         let outcome: i64 = self
             .bounded("release_idempotency", || async {
-                let mut conn = self.conn.clone();
+                let mut conn = self.conn();
                 let mut call = self.release.prepare_invoke();
                 call.key(&key).arg(attempt);
                 Ok(call.invoke_async(&mut conn).await?)
@@ -701,7 +819,7 @@ impl Store for RedisStore {
         let ttl = ttl_ms(ttl);
         let expires_at = now_ms().saturating_add(ttl);
         self.bounded("put_program", || async {
-            let mut conn = self.conn.clone();
+            let mut conn = self.conn();
             // MULTI/EXEC: a listed ref always has its record. The index lives
             // as long as its newest member; expired members are pruned by
             // score on listing.
@@ -740,7 +858,7 @@ impl Store for RedisStore {
 
     async fn list_programs(&self, scope: &str) -> Result<Vec<Value>, StoreError> {
         self.bounded("list_programs", || async {
-            let mut conn = self.conn.clone();
+            let mut conn = self.conn();
             // Members whose record expired go first; the rest in ref order.
             let (mut refs,): (Vec<String>,) = ::redis::pipe()
                 .atomic()
@@ -805,7 +923,7 @@ impl Store for RedisStore {
     async fn is_session_revoked(&self, session_id: &str) -> Result<bool, StoreError> {
         let key = revoked_session_key(session_id);
         self.bounded("is_session_revoked", || async {
-            let mut conn = self.conn.clone();
+            let mut conn = self.conn();
             let found: i64 = cmd("EXISTS").arg(&key).query_async(&mut conn).await?;
             Ok(found > 0)
         })

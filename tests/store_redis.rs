@@ -630,3 +630,78 @@ mod cluster {
 
     pilotage_gateway::store_conformance_tests!(sequential conformance_suite_passes_on_a_cluster, setup);
 }
+
+#[path = "common/redis_sentinel.rs"]
+mod redis_sentinel;
+
+/// A master behind three sentinels killed: the store follows the promoted
+/// replica without being rebuilt, and what was replicated before is there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sentinel_failover_is_followed_without_restart() {
+    use redis_sentinel::{MASTER_NAME, SentinelGroup};
+    let mut group = tokio::task::spawn_blocking(SentinelGroup::start)
+        .await
+        .expect("start the sentinel group");
+    let urls = group.sentinel_urls();
+    let store = store::connect_with(
+        store::Backend::RedisSentinel {
+            urls: &urls,
+            master_name: MASTER_NAME,
+        },
+        SHORT_OP_TIMEOUT,
+        store::memory::MemoryLimits::default(),
+        None,
+    )
+    .await
+    .expect("connect through the sentinels");
+    let before = json!({"run": "before the failover"});
+    store
+        .put_run("tenant:s", "r1", &before, LONG_TTL)
+        .await
+        .expect("write before the failover");
+    let group = tokio::task::spawn_blocking(move || {
+        group.wait_replicated();
+        group.kill_master();
+        group
+    })
+    .await
+    .expect("kill the master");
+    let killed_at = Instant::now();
+
+    let mut errors = 0usize;
+    let mut recovered = None;
+    for i in 0..200 {
+        assert!(
+            killed_at.elapsed() < Duration::from_secs(40),
+            "the store did not follow the failover within 40 s ({errors} errors)"
+        );
+        let run = json!({"attempt": i});
+        match tokio::time::timeout(HANG_LIMIT, store.put_run("tenant:s", "r2", &run, LONG_TTL))
+            .await
+            .expect("a write hung during the failover")
+        {
+            Ok(()) => {
+                recovered = Some(killed_at.elapsed());
+                break;
+            }
+            Err(StoreError::Unavailable(_)) => errors += 1,
+            Err(other) => panic!("unexpected failure during the failover: {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let recovered = recovered.expect("no write succeeded after the failover");
+    assert_eq!(
+        group.current_master_port(),
+        Some(group.replica_port),
+        "the sentinels did not promote the replica"
+    );
+    assert_eq!(
+        store.get_run("tenant:s", "r1").await.expect("read after"),
+        Some(before),
+        "a write replicated before the failover was lost"
+    );
+    println!(
+        "sentinel failover: master killed; writes succeeded again after {} ms; {errors} writes answered Unavailable meanwhile",
+        recovered.as_millis()
+    );
+}

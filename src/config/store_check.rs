@@ -25,6 +25,13 @@ pub fn topology_problems(store: &StoreConfig) -> Vec<(&'static str, String, &'st
                 "set the name of `sentinel monitor <name> ...` in the sentinels' configuration",
             ));
         }
+        if sentinel.urls.iter().any(|u| u.starts_with("rediss://")) {
+            out.push((
+                "store.redis_sentinel.urls",
+                "rediss:// is not supported through Sentinel".into(),
+                "reach the sentinels and the master over redis:// (a private network), or use store.redis_url with rediss://",
+            ));
+        }
         push_url_problems(
             &mut out,
             "store.redis_sentinel.urls",

@@ -16,12 +16,8 @@ pub(crate) struct MasterLocator {
 
 impl MasterLocator {
     pub(crate) fn new(urls: &[String], master_name: &str) -> Result<Self, RedisError> {
-        let client = SentinelClient::build(
-            urls.to_vec(),
-            master_name.to_owned(),
-            None,
-            SentinelServerType::Master,
-        )?;
+        let client =
+            SentinelClient::build(urls.to_vec(), master_name, None, SentinelServerType::Master)?;
         Ok(MasterLocator {
             sentinels: Mutex::new(client),
             master_name: master_name.to_owned(),

@@ -2,7 +2,9 @@
 //!
 //! One [`ConnectionManager`] (a multiplexed connection that reconnects by
 //! itself, at once over RESP3, and kept alive by a pinging keeper task) is
-//! shared by all requests. Every operation is bounded by the
+//! shared by all requests; against a Redis Cluster it is a cluster
+//! connection routing by key slot instead, and with Sentinel the keeper
+//! replaces the manager when the sentinels name a new master. Every operation is bounded by the
 //! configured timeout and fails with [`StoreError::Unavailable`] instead of
 //! waiting on a dead or frozen server, so a Redis outage costs a request at
 //! most the timeout and never a stuck worker.

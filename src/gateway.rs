@@ -133,14 +133,26 @@ impl Gateway {
         };
         let store_ca = ca("store.ca_file", &config.store.ca_file)?;
         let engine_ca = ca("engine.ca_file", &config.engine.ca_file)?;
-        let redis = (!config.store.redis_url.is_empty()).then_some(config.store.redis_url.as_str());
+        let sentinel = &config.store.redis_sentinel;
+        let backend = if !sentinel.urls.is_empty() {
+            crate::store::Backend::RedisSentinel {
+                urls: &sentinel.urls,
+                master_name: &sentinel.master_name,
+            }
+        } else if !config.store.redis_cluster.is_empty() {
+            crate::store::Backend::RedisCluster(&config.store.redis_cluster)
+        } else if !config.store.redis_url.is_empty() {
+            crate::store::Backend::Redis(&config.store.redis_url)
+        } else {
+            crate::store::Backend::Memory
+        };
         let limits = crate::store::memory::MemoryLimits {
             principal_bytes: config.store.memory_principal_bytes,
             total_bytes: config.store.memory_total_bytes,
             ..Default::default()
         };
         let store = crate::store::connect_with(
-            redis,
+            backend,
             std::time::Duration::from_millis(config.store.op_timeout_ms),
             limits,
             store_ca,

@@ -14,6 +14,7 @@ pub mod limits;
 pub mod oauth;
 pub mod policy;
 mod secrets;
+mod store_check;
 
 pub use engine::{
     ArmMeaning, CallOutcome, CallPath, CatalogFields, CheckMapping, CheckMeaning, EffectRisk,
@@ -155,6 +156,13 @@ pub struct StoreConfig {
     /// A file holding the URL instead, for a URL with a password
     /// (`PILOTAGE_REDIS_URL_FILE`); wins over `redis_url`.
     pub redis_url_file: String,
+    /// Node URLs of a Redis Cluster (some or all of its masters and
+    /// replicas; the rest is discovered; `PILOTAGE_REDIS_CLUSTER`,
+    /// comma-separated). Excludes `redis_url`.
+    pub redis_cluster: Vec<String>,
+    /// A master found through Redis Sentinel. Excludes `redis_url` and
+    /// `redis_cluster`.
+    pub redis_sentinel: SentinelConfig,
     /// Upper bound of one store operation.
     pub op_timeout_ms: u64,
     /// PEM file of a private CA trusted, besides the system roots, for a
@@ -178,6 +186,8 @@ impl Default for StoreConfig {
         Self {
             redis_url: String::new(),
             redis_url_file: String::new(),
+            redis_cluster: Vec::new(),
+            redis_sentinel: SentinelConfig::default(),
             op_timeout_ms: 2000,
             ca_file: String::new(),
             claim_lease_ms: 20_000,
@@ -185,6 +195,17 @@ impl Default for StoreConfig {
             memory_total_bytes: 64 * 1024 * 1024,
         }
     }
+}
+
+/// `[store.redis_sentinel]`: where the sentinels are and which master they
+/// watch.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SentinelConfig {
+    /// The name the sentinels monitor the master under (`sentinel monitor <name> ...`).
+    pub master_name: String,
+    /// Sentinel URLs (`redis://host:26379`); empty: Sentinel is not used.
+    pub urls: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -517,6 +538,9 @@ impl Config {
                 ),
                 "use redis://host:port/db (rediss:// for TLS), or leave empty for the in-memory store",
             );
+        }
+        for (key, what, fix) in store_check::topology_problems(&self.store) {
+            problem(key, what, fix);
         }
         for (key, path) in [
             ("engine.ca_file", &self.engine.ca_file),

@@ -111,6 +111,15 @@ impl Config {
         if let Some(v) = get("PILOTAGE_OTLP_TRACES_ENDPOINT") {
             self.telemetry.otlp_traces_endpoint = v;
         }
+        if let Some(v) = get("PILOTAGE_REDIS_CLUSTER") {
+            // Comma-separated node URLs, like the `store.redis_cluster` list.
+            self.store.redis_cluster = v
+                .split(',')
+                .map(str::trim)
+                .filter(|u| !u.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
         if let Some(v) = get("PILOTAGE_SEARCH_PATH") {
             self.server.search_path = v
                 .split(':')
@@ -340,5 +349,20 @@ anonymous_tenant = "acme"
         c.store.redis_url_file = "redis-url".into();
         assert!(c.apply_env(env(&[])).is_empty());
         assert_eq!(c.store.redis_url, "redis://:pw@redis:6379/0");
+    }
+
+    #[test]
+    fn redis_cluster_nodes_from_the_environment() {
+        let dir = temp_dir("cluster");
+        let mut c = config_in(&dir, "");
+        let nodes = "redis://10.0.0.1:6379, redis://10.0.0.2:6379,";
+        assert!(
+            c.apply_env(env(&[("PILOTAGE_REDIS_CLUSTER", nodes)]))
+                .is_empty()
+        );
+        assert_eq!(
+            c.store.redis_cluster,
+            ["redis://10.0.0.1:6379", "redis://10.0.0.2:6379"]
+        );
     }
 }

@@ -42,7 +42,15 @@ fn fresh_scope(check: &str) -> String {
 #[macro_export]
 macro_rules! store_conformance_tests {
     ($setup:path) => {
-        $crate::store_conformance_tests!(@checks $setup;
+        $crate::store_conformance_tests!(@with_checks (@checks $setup));
+    };
+    // Every check in one test against one store: for a backend that is
+    // expensive to start (a whole Redis Cluster), started once.
+    (sequential $name:ident, $setup:path) => {
+        $crate::store_conformance_tests!(@with_checks (@sequence $name $setup));
+    };
+    (@with_checks ($($head:tt)*)) => {
+        $crate::store_conformance_tests!($($head)*;
             ping_succeeds,
             run_round_trip_and_scope_isolation,
             run_expires_after_ttl,
@@ -69,6 +77,16 @@ macro_rules! store_conformance_tests {
                 $crate::store::conformance::$check(store).await;
             }
         )+
+    };
+    (@sequence $name:ident $setup:path; $($check:ident),+ $(,)?) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            let (store, _guard) = $setup().await;
+            $(
+                eprintln!("conformance check: {}", stringify!($check));
+                $crate::store::conformance::$check(store.clone()).await;
+            )+
+        }
     };
 }
 

@@ -20,6 +20,8 @@
 pub mod conformance;
 pub mod memory;
 pub mod redis;
+pub(crate) mod redis_conn;
+pub(crate) mod redis_sentinel;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -297,20 +299,41 @@ pub async fn connect(
     redis_url: Option<&str>,
     op_timeout: Duration,
 ) -> Result<Arc<dyn Store>, StoreError> {
-    connect_with(redis_url, op_timeout, memory::MemoryLimits::default(), None).await
+    let backend = match redis_url {
+        Some(url) => Backend::Redis(url),
+        None => Backend::Memory,
+    };
+    connect_with(backend, op_timeout, memory::MemoryLimits::default(), None).await
+}
+
+/// Which backend [`connect_with`] opens.
+#[derive(Debug, Clone, Copy)]
+pub enum Backend<'a> {
+    /// The embedded in-memory store (one instance only).
+    Memory,
+    /// One Redis server at this URL (redis://host:port/db).
+    Redis(&'a str),
+    /// A Redis Cluster reached through these node URLs.
+    RedisCluster(&'a [String]),
+    /// The master Sentinel monitors under `master_name`, found through these
+    /// sentinel URLs and followed across failovers.
+    RedisSentinel {
+        urls: &'a [String],
+        master_name: &'a str,
+    },
 }
 
 /// [`connect`] with the embedded store's budgets, trusting the CA
 /// certificates of `ca_pem` (PEM) besides the system roots for a `rediss://`
 /// URL.
 pub async fn connect_with(
-    redis_url: Option<&str>,
+    backend: Backend<'_>,
     op_timeout: Duration,
     limits: memory::MemoryLimits,
     ca_pem: Option<Vec<u8>>,
 ) -> Result<Arc<dyn Store>, StoreError> {
-    match redis_url {
-        None => {
+    match backend {
+        Backend::Memory => {
             tracing::info!(
                 backend = "memory",
                 principal_bytes = limits.principal_bytes,
@@ -319,8 +342,16 @@ pub async fn connect_with(
             );
             Ok(Arc::new(memory::MemoryStore::with_limits(limits)))
         }
-        Some(url) => {
+        Backend::Redis(url) => {
             let store = redis::RedisStore::connect_with_ca(url, op_timeout, ca_pem).await?;
+            Ok(Arc::new(store))
+        }
+        Backend::RedisCluster(urls) => {
+            let store = redis::RedisStore::connect_cluster(urls, op_timeout, ca_pem).await?;
+            Ok(Arc::new(store))
+        }
+        Backend::RedisSentinel { urls, master_name } => {
+            let store = redis::RedisStore::connect_sentinel(urls, master_name, op_timeout).await?;
             Ok(Arc::new(store))
         }
     }

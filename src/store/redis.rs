@@ -2,7 +2,9 @@
 //!
 //! One [`ConnectionManager`] (a multiplexed connection that reconnects by
 //! itself, at once over RESP3, and kept alive by a pinging keeper task) is
-//! shared by all requests. Every operation is bounded by the
+//! shared by all requests; against a Redis Cluster it is a cluster
+//! connection routing by key slot instead, and with Sentinel the keeper
+//! replaces the manager when the sentinels name a new master. Every operation is bounded by the
 //! configured timeout and fails with [`StoreError::Unavailable`] instead of
 //! waiting on a dead or frozen server, so a Redis outage costs a request at
 //! most the timeout and never a stuck worker.
@@ -16,10 +18,15 @@
 //! |---|---|---|
 //! | `pilotage:v1:{scope}:run:{run_id}` | run record | `PX` retention |
 //! | `pilotage:v1:{scope}:idem:{key}` | `{"state":"pending",fingerprint,claimed_at_ms,attempt,started}` or `{"state":"completed",fingerprint,response,completed_at_ms,attempt}` | `PX` claim lease until started, then the dedup window |
-//! | `pilotage:v1:{scope}:prog:{ref}` | program record | `PX` promotion lifetime |
-//! | `pilotage:v1:{scope}:prog-index` | sorted set of refs, scored by their expiry (ms since the epoch) | `PX` promotion lifetime of the latest promotion |
+//! | `pilotage:v1:{{scope}}:prog:{ref}` | program record | `PX` promotion lifetime |
+//! | `pilotage:v1:{{scope}}:prog-index` | sorted set of refs, scored by their expiry (ms since the epoch) | `PX` promotion lifetime of the latest promotion |
 //! | `pilotage:v1:{scope}:cv:{version}` | catalog snapshot | `PX` |
 //! | `pilotage:v1:session-revoked:{id}` | `true` | `PX` token lifetime |
+//!
+//! `{{scope}}` is the scope inside literal braces: a Redis Cluster hash tag, so
+//! a principal's programs and their index live in one slot (see
+//! [`hash_tag`]). Every other operation touches one key, untagged, and so
+//! spreads over the cluster's slots.
 //!
 //! Keys are unambiguous only while no scope contains one of the segments above
 //! (`:run:`, `:idem:`, `:prog:`, `:prog-index`, `:cv:`) or equals
@@ -33,6 +40,10 @@ use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::{AsyncConnectionConfig, Client, ErrorKind, RedisError, Script, cmd};
 use serde_json::Value;
 
+use std::sync::{Arc, RwLock};
+
+use super::redis_conn::StoreConnection;
+use super::redis_sentinel::MasterLocator;
 use super::{IdempotencyClaim, IdempotencyRecord, Store, StoreError, effective_ttl, now_ms};
 
 /// Prefix of every key, carrying the schema version of what is stored.
@@ -47,12 +58,31 @@ fn idempotency_key(scope: &str, key: &str) -> String {
     format!("{KEY_PREFIX}:{scope}:idem:{key}")
 }
 
+/// A principal's promoted programs and their index share the hash tag
+/// `{scope}` (literal braces), so that the transaction writing both and the
+/// `MGET` reading them touch one Redis Cluster slot. Runs and idempotency
+/// records are untagged: each is one key per operation and spreads over the
+/// whole cluster.
 fn program_key(scope: &str, program_ref: &str) -> String {
-    format!("{KEY_PREFIX}:{scope}:prog:{program_ref}")
+    format!("{KEY_PREFIX}:{}:prog:{program_ref}", hash_tag(scope))
 }
 
 fn program_index_key(scope: &str) -> String {
-    format!("{KEY_PREFIX}:{scope}:prog-index")
+    format!("{KEY_PREFIX}:{}:prog-index", hash_tag(scope))
+}
+
+/// The scope segment of a tagged key: `{scope}` (literal braces). The
+/// cluster hashes the text between the first `{` and the next `}`, so a scope
+/// holding a `}`, or an empty one, gets a tag of its own in front of the
+/// scope instead (`{tag}:scope`); the scope itself always stays in the key.
+fn hash_tag(scope: &str) -> String {
+    if scope.is_empty() {
+        return "{-}:".to_owned();
+    }
+    if scope.contains('}') {
+        return format!("{{{}}}:{scope}", scope.replace('}', ")"));
+    }
+    format!("{{{scope}}}")
 }
 
 fn catalog_snapshot_key(scope: &str, catalog_version: &str) -> String {
@@ -134,13 +164,17 @@ return 1
 const RECONNECT_RETRIES: usize = 3;
 const RECONNECT_MIN_DELAY: Duration = Duration::from_millis(50);
 const RECONNECT_MAX_DELAY: Duration = Duration::from_secs(1);
+/// Attempts of one cluster command through redirections and a failover in
+/// progress; the operation timeout still bounds the whole call.
+const CLUSTER_RETRIES: u32 = 8;
 /// How often the keeper pings Redis, so a lost connection is re-established
 /// between requests rather than by the next request failing.
 const KEEPER_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The Redis-backed store.
 pub struct RedisStore {
-    conn: ConnectionManager,
+    /// Replaced by the keeper when Sentinel names a new master.
+    conn: SharedConnection,
     op_timeout: Duration,
     claim: Script,
     start: Script,
@@ -148,6 +182,8 @@ pub struct RedisStore {
     release: Script,
     _keeper: Keeper,
 }
+
+type SharedConnection = Arc<RwLock<StoreConnection>>;
 
 /// The background task that keeps the connection alive; ends with the store.
 struct Keeper(tokio::task::JoinHandle<()>);
@@ -161,12 +197,22 @@ impl Drop for Keeper {
 impl Keeper {
     /// Pings every [`KEEPER_INTERVAL`]: a failed ping makes the connection
     /// manager reconnect now, and the transitions are logged for operators.
-    fn spawn(conn: ConnectionManager, op_timeout: Duration) -> Keeper {
+    /// With Sentinel, it first asks which server is the master and moves the
+    /// connection there when that changed (a failover).
+    fn spawn(
+        shared: SharedConnection,
+        op_timeout: Duration,
+        sentinel: Option<(Arc<MasterLocator>, String)>,
+    ) -> Keeper {
         Keeper(tokio::spawn(async move {
             let mut healthy = true;
+            let mut sentinel = sentinel;
             loop {
                 tokio::time::sleep(KEEPER_INTERVAL).await;
-                let mut c = conn.clone();
+                if let Some((locator, current)) = &mut sentinel {
+                    follow_master(&shared, locator, current, op_timeout).await;
+                }
+                let mut c = read_connection(&shared);
                 let ping =
                     tokio::time::timeout(op_timeout, cmd("PING").query_async::<String>(&mut c))
                         .await;
@@ -191,6 +237,58 @@ impl Keeper {
             }
         }))
     }
+}
+
+fn read_connection(shared: &SharedConnection) -> StoreConnection {
+    shared.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Asks the sentinels for the master; when it is another server than
+/// `current`, connects there and swaps the shared connection.
+async fn follow_master(
+    shared: &SharedConnection,
+    locator: &MasterLocator,
+    current: &mut String,
+    op_timeout: Duration,
+) {
+    let found = tokio::time::timeout(op_timeout, locator.master()).await;
+    let (client, addr) = match found {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) => {
+            tracing::debug!(backend = "redis", error = %e, "sentinels not answering");
+            return;
+        }
+        Err(_) => return,
+    };
+    if addr == *current {
+        return;
+    }
+    let manager = tokio::time::timeout(
+        op_timeout,
+        ConnectionManager::new_with_config(client, manager_config(op_timeout)),
+    )
+    .await;
+    match manager {
+        Ok(Ok(manager)) => {
+            tracing::warn!(backend = "redis", master = %locator.master_name, from = %current, to = %addr, "sentinel failover: following the new master");
+            *shared.write().unwrap_or_else(|e| e.into_inner()) = StoreConnection::Single(manager);
+            *current = addr;
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(backend = "redis", error = %e, to = %addr, "cannot connect to the new master yet")
+        }
+        Err(_) => {}
+    }
+}
+
+/// How the single-server connection manager reconnects.
+fn manager_config(op_timeout: Duration) -> ConnectionManagerConfig {
+    ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(op_timeout))
+        .set_response_timeout(Some(op_timeout))
+        .set_number_of_retries(RECONNECT_RETRIES)
+        .set_min_delay(RECONNECT_MIN_DELAY)
+        .set_max_delay(RECONNECT_MAX_DELAY)
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -235,12 +333,7 @@ impl RedisStore {
         let shown = redact_url(url);
         let client = client_for(url, ca_pem)
             .map_err(|e| StoreError::Unavailable(format!("invalid Redis URL {shown}: {e}")))?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(op_timeout))
-            .set_response_timeout(Some(op_timeout))
-            .set_number_of_retries(RECONNECT_RETRIES)
-            .set_min_delay(RECONNECT_MIN_DELAY)
-            .set_max_delay(RECONNECT_MAX_DELAY);
+        let config = manager_config(op_timeout);
         let unreachable = |detail: String| {
             StoreError::Unavailable(format!(
                 "cannot connect to Redis at {shown} (timeout {} ms): {detail}",
@@ -273,20 +366,12 @@ impl RedisStore {
             Ok(Err(e)) => return Err(unreachable(e.to_string())),
             Err(_) => return Err(unreachable("no answer in time".into())),
         };
-        let store = RedisStore {
-            _keeper: Keeper::spawn(conn.clone(), op_timeout),
-            conn,
-            op_timeout,
-            claim: Script::new(CLAIM_SCRIPT),
-            start: Script::new(START_SCRIPT),
-            complete: Script::new(COMPLETE_SCRIPT),
-            release: Script::new(RELEASE_SCRIPT),
-        };
+        let store = Self::over(StoreConnection::Single(conn), op_timeout, None);
         // Loaded now so that each script is one EVALSHA round trip; after a
         // Redis restart the first call reloads transparently (NOSCRIPT).
         store
             .bounded("script load", || async {
-                let mut conn = store.conn.clone();
+                let mut conn = store.conn();
                 for script in [&store.claim, &store.start, &store.complete, &store.release] {
                     script.load_async(&mut conn).await?;
                 }
@@ -296,6 +381,131 @@ impl RedisStore {
             .map_err(|e| unreachable(e.detail().to_owned()))?;
         tracing::info!(backend = "redis", url = %shown, "connected to the shared store");
         Ok(store)
+    }
+
+    /// Connects to the Redis Cluster that `urls` (some or all of its nodes)
+    /// belong to: reads the slot map, then routes each command to the master
+    /// of its key's slot. A `MOVED` (slot migrated, replica promoted) or `ASK`
+    /// reply is followed and refreshes the map; each step is bounded by
+    /// `op_timeout`.
+    pub async fn connect_cluster(
+        urls: &[String],
+        op_timeout: Duration,
+        ca_pem: Option<Vec<u8>>,
+    ) -> Result<Self, StoreError> {
+        use ::redis::ProtocolVersion;
+        use ::redis::cluster::ClusterClientBuilder;
+        let shown = urls
+            .iter()
+            .map(|u| redact_url(u))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let unreachable = |detail: String| {
+            StoreError::Unavailable(format!(
+                "cannot connect to the Redis Cluster at {shown} (timeout {} ms): {detail}",
+                op_timeout.as_millis()
+            ))
+        };
+        let mut builder = ClusterClientBuilder::new(urls.to_vec())
+            .use_protocol(ProtocolVersion::RESP3)
+            .connection_timeout(op_timeout)
+            .response_timeout(op_timeout)
+            // Redirections and a failover in progress are retried within the
+            // operation timeout, which bounds the whole call anyway.
+            .retries(CLUSTER_RETRIES)
+            .min_retry_wait(RECONNECT_MIN_DELAY.as_millis() as u64)
+            .max_retry_wait(RECONNECT_MAX_DELAY.as_millis() as u64);
+        if let Some(root_cert) = ca_pem {
+            crate::tls::install_crypto_provider();
+            builder = builder.certs(::redis::TlsCertificates {
+                client_tls: None,
+                root_cert: Some(root_cert),
+            });
+        }
+        let client = builder.build().map_err(|e| {
+            StoreError::Unavailable(format!("invalid Redis Cluster URLs {shown}: {e}"))
+        })?;
+        let conn = match tokio::time::timeout(op_timeout, client.get_async_connection()).await {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(e)) => return Err(unreachable(e.to_string())),
+            Err(_) => return Err(unreachable("no answer in time".into())),
+        };
+        let store = Self::over(StoreConnection::Cluster(conn), op_timeout, None);
+        store
+            .ping()
+            .await
+            .map_err(|e| unreachable(e.detail().to_owned()))?;
+        tracing::info!(backend = "redis", mode = "cluster", urls = %shown, "connected to the shared store");
+        Ok(store)
+    }
+
+    /// Connects to the master that the sentinels at `urls` monitor as
+    /// `master_name`, and follows it: when Sentinel promotes a replica, the
+    /// keeper moves the connection to it within about [`KEEPER_INTERVAL`]
+    /// of the sentinels announcing it.
+    pub async fn connect_sentinel(
+        urls: &[String],
+        master_name: &str,
+        op_timeout: Duration,
+    ) -> Result<Self, StoreError> {
+        let shown = urls
+            .iter()
+            .map(|u| redact_url(u))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let unreachable = |detail: String| {
+            StoreError::Unavailable(format!(
+                "cannot reach master '{master_name}' through the sentinels at {shown} (timeout {} ms): {detail}",
+                op_timeout.as_millis()
+            ))
+        };
+        let locator = MasterLocator::new(urls, master_name)
+            .map_err(|e| StoreError::Unavailable(format!("invalid sentinel URLs {shown}: {e}")))?;
+        let (client, addr) = match tokio::time::timeout(op_timeout, locator.master()).await {
+            Ok(Ok(found)) => found,
+            Ok(Err(e)) => return Err(unreachable(e.to_string())),
+            Err(_) => return Err(unreachable("no answer in time".into())),
+        };
+        let conn = match tokio::time::timeout(
+            op_timeout,
+            ConnectionManager::new_with_config(client, manager_config(op_timeout)),
+        )
+        .await
+        {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(e)) => return Err(unreachable(e.to_string())),
+            Err(_) => return Err(unreachable("no answer in time".into())),
+        };
+        tracing::info!(backend = "redis", mode = "sentinel", master = %master_name, at = %addr, "connected to the shared store");
+        Ok(Self::over(
+            StoreConnection::Single(conn),
+            op_timeout,
+            Some((Arc::new(locator), addr)),
+        ))
+    }
+
+    /// The connection in use now.
+    fn conn(&self) -> StoreConnection {
+        read_connection(&self.conn)
+    }
+
+    /// The store over an established connection, with its keeper running.
+    /// Scripts are sent by digest and loaded on a node's first `NOSCRIPT`.
+    fn over(
+        conn: StoreConnection,
+        op_timeout: Duration,
+        sentinel: Option<(Arc<MasterLocator>, String)>,
+    ) -> Self {
+        let conn = Arc::new(RwLock::new(conn));
+        RedisStore {
+            _keeper: Keeper::spawn(conn.clone(), op_timeout, sentinel),
+            conn,
+            op_timeout,
+            claim: Script::new(CLAIM_SCRIPT),
+            start: Script::new(START_SCRIPT),
+            complete: Script::new(COMPLETE_SCRIPT),
+            release: Script::new(RELEASE_SCRIPT),
+        }
     }
 
     /// Runs one store operation under the timeout, mapping every failure.
@@ -331,7 +541,7 @@ impl RedisStore {
 
     async fn get_json(&self, op: &'static str, key: String) -> Result<Option<Value>, StoreError> {
         self.bounded(op, || async {
-            let mut conn = self.conn.clone();
+            let mut conn = self.conn();
             let raw: Option<Vec<u8>> = cmd("GET").arg(&key).query_async(&mut conn).await?;
             match raw {
                 Some(bytes) => Ok(Some(decode(&key, &bytes)?)),
@@ -350,7 +560,7 @@ impl RedisStore {
     ) -> Result<(), StoreError> {
         let json = encode(value)?;
         self.bounded(op, || async {
-            let mut conn = self.conn.clone();
+            let mut conn = self.conn();
             let () = cmd("SET")
                 .arg(&key)
                 .arg(&json)
@@ -453,7 +663,7 @@ impl Store for RedisStore {
 
     async fn ping(&self) -> Result<(), StoreError> {
         self.bounded("ping", || async {
-            let mut conn = self.conn.clone();
+            let mut conn = self.conn();
             let _: String = cmd("PING").query_async(&mut conn).await?;
             Ok(())
         })
@@ -495,7 +705,7 @@ impl Store for RedisStore {
         let lease_ms = ttl_ms(lease);
         let found: ::redis::Value = self
             .bounded("claim_idempotency", || async {
-                let mut conn = self.conn.clone();
+                let mut conn = self.conn();
                 let mut call = self.claim.prepare_invoke();
                 call.key(&key).arg(&pending).arg(lease_ms).arg(attempt);
                 Ok(call.invoke_async(&mut conn).await?)
@@ -523,7 +733,7 @@ impl Store for RedisStore {
         let key = idempotency_key(scope, key);
         let outcome: i64 = self
             .bounded("start_idempotency", || async {
-                let mut conn = self.conn.clone();
+                let mut conn = self.conn();
                 let mut call = self.start.prepare_invoke();
                 call.key(&key).arg(attempt).arg(ttl_ms(window));
                 Ok(call.invoke_async(&mut conn).await?)
@@ -556,7 +766,7 @@ impl Store for RedisStore {
         })?;
         let outcome: i64 = self
             .bounded("complete_idempotency", || async {
-                let mut conn = self.conn.clone();
+                let mut conn = self.conn();
                 let mut call = self.complete.prepare_invoke();
                 call.key(&key).arg(attempt).arg(&completed).arg(ttl_ms(ttl));
                 Ok(call.invoke_async(&mut conn).await?)
@@ -586,7 +796,7 @@ impl Store for RedisStore {
         let key = idempotency_key(scope, key);
         let outcome: i64 = self
             .bounded("release_idempotency", || async {
-                let mut conn = self.conn.clone();
+                let mut conn = self.conn();
                 let mut call = self.release.prepare_invoke();
                 call.key(&key).arg(attempt);
                 Ok(call.invoke_async(&mut conn).await?)
@@ -611,7 +821,7 @@ impl Store for RedisStore {
         let ttl = ttl_ms(ttl);
         let expires_at = now_ms().saturating_add(ttl);
         self.bounded("put_program", || async {
-            let mut conn = self.conn.clone();
+            let mut conn = self.conn();
             // MULTI/EXEC: a listed ref always has its record. The index lives
             // as long as its newest member; expired members are pruned by
             // score on listing.
@@ -650,7 +860,7 @@ impl Store for RedisStore {
 
     async fn list_programs(&self, scope: &str) -> Result<Vec<Value>, StoreError> {
         self.bounded("list_programs", || async {
-            let mut conn = self.conn.clone();
+            let mut conn = self.conn();
             // Members whose record expired go first; the rest in ref order.
             let (mut refs,): (Vec<String>,) = ::redis::pipe()
                 .atomic()
@@ -715,7 +925,7 @@ impl Store for RedisStore {
     async fn is_session_revoked(&self, session_id: &str) -> Result<bool, StoreError> {
         let key = revoked_session_key(session_id);
         self.bounded("is_session_revoked", || async {
-            let mut conn = self.conn.clone();
+            let mut conn = self.conn();
             let found: i64 = cmd("EXISTS").arg(&key).query_async(&mut conn).await?;
             Ok(found > 0)
         })
@@ -731,8 +941,10 @@ mod tests {
     fn keys_follow_the_documented_layout() {
         assert_eq!(run_key("tenant:a", "r1"), "pilotage:v1:tenant:a:run:r1");
         assert_eq!(idempotency_key("t", "k"), "pilotage:v1:t:idem:k");
-        assert_eq!(program_key("t", "p"), "pilotage:v1:t:prog:p");
-        assert_eq!(program_index_key("t"), "pilotage:v1:t:prog-index");
+        assert_eq!(program_key("t", "p"), "pilotage:v1:{t}:prog:p");
+        assert_eq!(program_index_key("t"), "pilotage:v1:{t}:prog-index");
+        assert_eq!(program_key("a}b", "p"), "pilotage:v1:{a)b}:a}b:prog:p");
+        assert_eq!(program_key("", "p"), "pilotage:v1:{-}::prog:p");
         assert_eq!(catalog_snapshot_key("t", "cv_1"), "pilotage:v1:t:cv:cv_1");
         assert_eq!(revoked_session_key("s"), "pilotage:v1:session-revoked:s");
     }

@@ -1,0 +1,250 @@
+//! A Redis Cluster the test owns: three masters with one replica each, all
+//! on free loopback ports, created with `redis-cli --cluster create` and
+//! killed (with their data directory) on drop.
+//!
+//! The node timeout is short so that a killed master's replica takes over
+//! within a couple of seconds.
+
+// Shared by several test binaries; each uses part of it.
+#![allow(dead_code)]
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a master may stay silent before its replica is promoted.
+const NODE_TIMEOUT_MS: u64 = 1000;
+const MASTERS: usize = 3;
+const NODES: usize = MASTERS * 2;
+
+pub struct RedisCluster {
+    nodes: Vec<(u16, Option<Child>)>,
+    dir: std::path::PathBuf,
+}
+
+impl RedisCluster {
+    /// Starts six servers and joins them; panics (naming the step) when the
+    /// cluster is not healthy within bounded waits.
+    pub fn start() -> RedisCluster {
+        assert!(
+            Command::new("redis-cli")
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success()),
+            "redis-cli is not on PATH: run scripts/install-deps"
+        );
+        let dir = std::env::temp_dir().join(format!(
+            "pilotage-redis-cluster-{}-{:x}",
+            std::process::id(),
+            rand_suffix()
+        ));
+        std::fs::create_dir_all(&dir).expect("cluster data dir");
+        let mut cluster = RedisCluster {
+            nodes: Vec::new(),
+            dir,
+        };
+        while cluster.nodes.len() < NODES {
+            let mut started = None;
+            // A free port can be taken before redis binds it: try another.
+            for _ in 0..5 {
+                let port = free_port();
+                if let Some(child) = cluster.spawn(port) {
+                    started = Some((port, Some(child)));
+                    break;
+                }
+            }
+            cluster
+                .nodes
+                .push(started.expect("could not start a cluster node on a free loopback port"));
+        }
+        let addrs: Vec<String> = cluster
+            .nodes
+            .iter()
+            .map(|(p, _)| format!("127.0.0.1:{p}"))
+            .collect();
+        let mut create = Command::new("redis-cli")
+            .arg("--cluster")
+            .arg("create")
+            .args(&addrs)
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run redis-cli --cluster create");
+        let status = wait_bounded(&mut create, Duration::from_secs(30));
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "redis-cli --cluster create failed or hung"
+        );
+        cluster.wait_until_healthy(Duration::from_secs(30));
+        cluster
+    }
+
+    /// Every node's URL (the client discovers the slot map from any).
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .map(|(p, _)| format!("redis://127.0.0.1:{p}"))
+            .collect()
+    }
+
+    /// Ports of the nodes that are masters now, per `CLUSTER NODES` of a live node.
+    pub fn master_ports(&self) -> Vec<u16> {
+        let live = self.live_port().expect("a live cluster node");
+        let nodes = cli(live, &["cluster", "nodes"]);
+        nodes
+            .lines()
+            .filter(|l| l.contains("master") && !l.contains("fail"))
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .filter_map(|addr| addr.split('@').next()?.rsplit(':').next()?.parse().ok())
+            .collect()
+    }
+
+    /// Kills the node on `port` (SIGKILL: no goodbye to the cluster).
+    pub fn kill(&mut self, port: u16) {
+        for (p, child) in &mut self.nodes {
+            if *p == port
+                && let Some(mut c) = child.take()
+            {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+
+    /// Waits until every live node reports `cluster_state:ok` and each of
+    /// [`MASTERS`] masters is up; panics after `limit`.
+    pub fn wait_until_healthy(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let ok = self
+                .nodes
+                .iter()
+                .filter(|(_, c)| c.is_some())
+                .all(|(p, _)| cli(*p, &["cluster", "info"]).contains("cluster_state:ok"));
+            let replicas_synced = self
+                .nodes
+                .iter()
+                .filter(|(_, c)| c.is_some())
+                .map(|(p, _)| cli(*p, &["info", "replication"]))
+                .filter(|info| {
+                    info.contains("role:slave") && info.contains("master_link_status:up")
+                })
+                .count();
+            if ok
+                && self.master_ports().len() == MASTERS
+                && replicas_synced >= self.live_replicas_expected()
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the test cluster did not become healthy within {limit:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Replicas a whole cluster has: one per master while all nodes live.
+    fn live_replicas_expected(&self) -> usize {
+        let live = self.nodes.iter().filter(|(_, c)| c.is_some()).count();
+        live.saturating_sub(MASTERS)
+    }
+
+    fn live_port(&self) -> Option<u16> {
+        self.nodes
+            .iter()
+            .find(|(_, c)| c.is_some())
+            .map(|(p, _)| *p)
+    }
+
+    fn spawn(&self, port: u16) -> Option<Child> {
+        let mut child = Command::new("redis-server")
+            .args(["--port", &port.to_string()])
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--cluster-enabled", "yes"])
+            .args(["--cluster-node-timeout", &NODE_TIMEOUT_MS.to_string()])
+            // A replica may take over however stale it is: the test kills a
+            // master moments after the cluster formed.
+            .args(["--cluster-replica-validity-factor", "0"])
+            .arg("--cluster-config-file")
+            .arg(self.dir.join(format!("nodes-{port}.conf")))
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server (is it installed? run scripts/install-deps)");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return None;
+            }
+            if cli(port, &["ping"]).starts_with("PONG") {
+                return Some(child);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        None
+    }
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.nodes {
+            if let Some(mut c) = child.take() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `redis-cli -p port args...`'s output; empty when it failed.
+fn cli(port: u16, args: &[&str]) -> String {
+    Command::new("redis-cli")
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+/// The child's exit status, or `None` (and the child killed) after `limit`.
+fn wait_bounded(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+fn rand_suffix() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.finish()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}

@@ -22,6 +22,8 @@ pub enum StartError {
     Guides { language: String, message: String },
     #[error("classifier rules of language '{language}': {message}")]
     Rules { language: String, message: String },
+    #[error("language '{language}': no implementation is called '{kind}'")]
+    Kind { language: String, kind: String },
     #[error("tool declarations: {0}")]
     Tools(String),
     #[error("store: {0}")]
@@ -33,12 +35,19 @@ pub enum StartError {
 /// Everything one Language needs at request time.
 pub struct LanguageRuntime {
     pub config: LanguageConfig,
+    /// The implementation its `kind` names.
+    pub language: Arc<dyn crate::languages::Language>,
     guides: RwLock<Arc<GuideSet>>,
     pub context_schema: Option<(serde_json::Value, jsonschema::Validator)>,
 }
 
 impl LanguageRuntime {
     pub fn load(config: &Config, lang: &LanguageConfig) -> Result<Self, StartError> {
+        let language =
+            crate::languages::registry::lookup(&lang.kind).ok_or_else(|| StartError::Kind {
+                language: lang.name.clone(),
+                kind: lang.kind.clone(),
+            })?;
         let guides = load_guides(config, lang)?;
         let context_schema = match &lang.context_schema {
             Some(schema) => {
@@ -54,6 +63,7 @@ impl LanguageRuntime {
         };
         Ok(Self {
             config: lang.clone(),
+            language,
             guides: RwLock::new(Arc::new(guides)),
             context_schema,
         })

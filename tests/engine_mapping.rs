@@ -212,12 +212,12 @@ async fn the_async_runner_reads_result_and_paged_log() {
     // enter + 3 × (next + decide) + 2 sets + exit = 10 records: three pages of 4.
     assert_eq!(reply.events.len(), 10, "{:?}", reply.events);
     let mapping = &cfg.engine.mapping;
-    let steps = pilotage_gateway::language::program::steps(&program);
-    let trace = pilotage_gateway::language::trace::map_events(
+    let steps = pilotage_gateway::languages::workflow_v1::program::steps(&program);
+    let trace = pilotage_gateway::languages::workflow_v1::trace::map_events(
         &reply.events,
         mapping,
         &steps,
-        pilotage_gateway::language::trace::RunEnd::Completed,
+        pilotage_gateway::languages::workflow_v1::trace::RunEnd::Completed,
     );
     let ids: Vec<&str> = trace.iter().map(|s| s["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["l", "b#1", "b#2", "s#2", "b#3", "s#3"]);

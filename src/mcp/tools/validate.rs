@@ -22,7 +22,7 @@ pub async fn call(
     };
     // Bounds first: an oversized program costs nothing else, not even the
     // caller's catalog.
-    crate::language::checks::bounds(program, &lang.config.bounds)?;
+    lang.language.check_bounds(program, &lang.config.bounds)?;
     let view = gw
         .catalog
         .view(principal)

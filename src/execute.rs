@@ -264,7 +264,7 @@ async fn run(
     run_id: String,
     claim: Option<&claim::Claim>,
 ) -> Result<Done, RequestError> {
-    let view = gw
+    let view = lang
         .catalog
         .view(principal)
         .await
@@ -373,10 +373,10 @@ async fn run(
         .context
         .as_ref()
         .filter(|_| lang.context_schema.is_some());
-    let deadline = Duration::from_millis(gw.config.engine.run_deadline_ms);
+    let deadline = Duration::from_millis(lang.engine_config.run_deadline_ms);
     let started = std::time::Instant::now();
     let in_flight = gw.metrics.run_in_flight();
-    let reply = gw
+    let reply = lang
         .engine
         .run(
             &principal.tenant,
@@ -422,7 +422,7 @@ async fn run(
                 RunEnd::Completed,
             ),
             RunState::Failed => {
-                let status = if any_call_succeeded(&reply.events, gw) {
+                let status = if any_call_succeeded(&reply.events, lang) {
                     RunStatus::Partial
                 } else {
                     RunStatus::Error
@@ -450,7 +450,7 @@ async fn run(
     };
     let full_steps = lang
         .language
-        .trace(&events, gw.engine.mapping(), &steps, end);
+        .trace(&events, lang.engine.mapping(), &steps, end);
     let stats = json!({"calls": full_steps.iter().filter(|s| s.get("calls").is_some()).count(),
         "duration_ms": started.elapsed().as_millis() as u64, "test_run": checked.test_run});
     finish_started(
@@ -721,8 +721,8 @@ fn input_findings(program: &Value, record: Option<&Value>, input: &Value) -> Vec
 }
 
 /// Whether a call completed before the failure (side effects may exist).
-fn any_call_succeeded(events: &[Value], gw: &Gateway) -> bool {
-    let mapping = gw.engine.mapping();
+fn any_call_succeeded(events: &[Value], lang: &LanguageRuntime) -> bool {
+    let mapping = lang.engine.mapping();
     events
         .iter()
         .any(|e| mapping.event_kind(e) == Ok(crate::config::EventKind::Call) && mapping.call_ok(e))

@@ -188,7 +188,7 @@ async fn compute(
     diagnostics.extend(ceiling_findings(&steps, view, &principal.ceiling));
     // Context reaches the engine only when the language declares it.
     let engine_context = context.filter(|_| lang.context_schema.is_some());
-    let problems = gw
+    let problems = lang
         .engine
         .check(&principal.tenant, program, engine_context)
         .await

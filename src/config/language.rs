@@ -15,6 +15,10 @@ pub struct LanguageConfig {
     /// configuration written before plug-ins declares.
     #[serde(default = "default_kind")]
     pub kind: String,
+    /// The engine it runs on: a name from `[engines.NAME]`, or `default`
+    /// (the `[engine]` table, also when absent).
+    #[serde(default)]
+    pub engine: Option<String>,
     pub title: String,
     /// Name of the tool argument carrying the program (Part III §5).
     #[serde(default = "default_argument")]

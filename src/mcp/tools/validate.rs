@@ -23,7 +23,7 @@ pub async fn call(
     // Bounds first: an oversized program costs nothing else, not even the
     // caller's catalog.
     lang.language.check_bounds(program, &lang.config.bounds)?;
-    let view = gw
+    let view = lang
         .catalog
         .view(principal)
         .await

@@ -45,8 +45,11 @@ pub struct LanguageRuntime {
     pub engine_config: crate::config::EngineConfig,
     pub catalog: Arc<CatalogService>,
     guides: RwLock<Arc<GuideSet>>,
-    pub context_schema: Option<(serde_json::Value, jsonschema::Validator)>,
+    pub context_schema: ContextSchema,
 }
+
+/// A language's `context_schema`, as written and compiled.
+pub type ContextSchema = Option<(serde_json::Value, jsonschema::Validator)>;
 
 impl LanguageRuntime {
     pub fn load(
@@ -78,18 +81,11 @@ impl LanguageRuntime {
         })
     }
 
-    #[allow(clippy::type_complexity)]
+    /// The implementation, guides and context schema of a language.
     fn parts(
         config: &Config,
         lang: &LanguageConfig,
-    ) -> Result<
-        (
-            Arc<dyn crate::languages::Language>,
-            GuideSet,
-            Option<(serde_json::Value, jsonschema::Validator)>,
-        ),
-        StartError,
-    > {
+    ) -> Result<(Arc<dyn crate::languages::Language>, GuideSet, ContextSchema), StartError> {
         let language =
             crate::languages::registry::lookup(&lang.kind).ok_or_else(|| StartError::Kind {
                 language: lang.name.clone(),

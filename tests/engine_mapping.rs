@@ -158,9 +158,8 @@ async fn http_422_answers_carry_problems_at_their_paths() {
     assert_eq!(reply.problems.len(), 1);
     assert_eq!(reply.problems[0].text, problems[0].text);
 
-    let language = pilotage_gateway::gateway::LanguageRuntime::load(&cfg, &cfg.languages[0])
+    let source = pilotage_gateway::gateway::LanguageRuntime::check(&cfg, &cfg.languages[0])
         .expect("guides of dialect c's language");
-    let source = language.rule_source(&cfg);
     let table = RuleTable::load(&source.path, &source.allowed_codes).expect("rule file");
     let steps = HashMap::new();
     let visible = vec!["crm.get_customer".to_owned()];

@@ -516,7 +516,12 @@ impl Config {
         // The claim must outlive the work between claiming and starting the
         // run (a catalog and a check call, a few store operations), or every
         // keyed run would lose its claim before it starts.
-        let floor = 2 * self.engine.timeout_ms + 3 * s.op_timeout_ms;
+        let engine_timeout = self
+            .engines
+            .values()
+            .map(|e| e.timeout_ms)
+            .fold(self.engine.timeout_ms, u64::max);
+        let floor = 2 * engine_timeout + 3 * s.op_timeout_ms;
         if s.claim_lease_ms < floor {
             out.push((
                 "store.claim_lease_ms".into(),

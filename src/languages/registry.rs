@@ -5,9 +5,11 @@
 use super::Language;
 use std::sync::Arc;
 
+/// Builds one language's implementation.
+type Make = fn() -> Arc<dyn Language>;
+
 /// Every language this build can serve, by kind.
-const LANGUAGES: &[(&str, fn() -> Arc<dyn Language>)] =
-    &[("workflow/v1", || Arc::new(super::workflow_v1::WorkflowV1))];
+const LANGUAGES: &[(&str, Make)] = &[("workflow/v1", || Arc::new(super::workflow_v1::WorkflowV1))];
 
 /// The implementation of `kind`, if this build has one.
 pub fn lookup(kind: &str) -> Option<Arc<dyn Language>> {

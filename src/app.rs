@@ -180,7 +180,12 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
         }));
         return (StatusCode::SERVICE_UNAVAILABLE, body);
     }
-    let engine = state.gw.engine.healthy().await;
+    // Ready only when every engine answers: a language on a dead engine
+    // would fail every call routed here.
+    let mut engine = true;
+    for e in state.gw.engines.values() {
+        engine &= e.client.healthy().await;
+    }
     let store = state.gw.store.ping().await.is_ok();
     let body = axum::Json(json!({
         "engine": engine, "store": state.gw.store.backend(), "store_ok": store,
@@ -201,9 +206,15 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     caches
         .with_label_values(&["verdicts"])
         .set(i64::try_from(gw.verdicts.entry_count().await).unwrap_or(i64::MAX));
-    caches
-        .with_label_values(&["catalog_tenants"])
-        .set(i64::try_from(gw.catalog.tenant_count()).unwrap_or(i64::MAX));
+    caches.with_label_values(&["catalog_tenants"]).set(
+        i64::try_from(
+            gw.engines
+                .values()
+                .map(|e| e.catalog.tenant_count())
+                .sum::<u64>(),
+        )
+        .unwrap_or(i64::MAX),
+    );
     (
         [(
             axum::http::header::CONTENT_TYPE,

@@ -16,8 +16,7 @@ use crate::catalog::{CatalogView, KIND_PROGRAM, canonical_json};
 use crate::classify::Diagnostic;
 use crate::engine::{EngineError, RunState};
 use crate::gateway::{Gateway, LanguageRuntime};
-use crate::language::trace::{RunEnd, map_events, summarize};
-use crate::language::{checks, plan, program};
+use crate::languages::{RunEnd, StepInfo, binding};
 use crate::pilotage::{Outcome, RequestError, RequestErrorKind, RunStatus};
 use crate::store::StoreError;
 use crate::validate::{self, internal};
@@ -213,7 +212,7 @@ async fn well_formed(
         refuse_unreachable_promises(req, deploy && req.test_run != Some(true))?;
     }
     if let Some(p) = &req.program {
-        checks::bounds(p, &lang.config.bounds)?;
+        lang.language.check_bounds(p, &lang.config.bounds)?;
     }
     Ok(Checked {
         level,
@@ -265,7 +264,7 @@ async fn run(
     run_id: String,
     claim: Option<&claim::Claim>,
 ) -> Result<Done, RequestError> {
-    let view = gw
+    let view = lang
         .catalog
         .view(principal)
         .await
@@ -310,7 +309,7 @@ async fn run(
                 ));
             }
             let program = record.get("program").cloned().unwrap_or(Value::Null);
-            let steps = program::steps(&program);
+            let steps = lang.language.steps(&program);
             // The ceiling may be lower now than at promotion (configuration,
             // or a token's claim): the run stays within today's.
             let above = validate::ceiling_findings(&steps, &view, &principal.ceiling);
@@ -374,10 +373,10 @@ async fn run(
         .context
         .as_ref()
         .filter(|_| lang.context_schema.is_some());
-    let deadline = Duration::from_millis(gw.config.engine.run_deadline_ms);
+    let deadline = Duration::from_millis(lang.engine_config.run_deadline_ms);
     let started = std::time::Instant::now();
     let in_flight = gw.metrics.run_in_flight();
-    let reply = gw
+    let reply = lang
         .engine
         .run(
             &principal.tenant,
@@ -423,7 +422,7 @@ async fn run(
                 RunEnd::Completed,
             ),
             RunState::Failed => {
-                let status = if any_call_succeeded(&reply.events, gw) {
+                let status = if any_call_succeeded(&reply.events, lang) {
                     RunStatus::Partial
                 } else {
                     RunStatus::Error
@@ -449,7 +448,9 @@ async fn run(
             }
         },
     };
-    let full_steps = map_events(&events, gw.engine.mapping(), &steps, end);
+    let full_steps = lang
+        .language
+        .trace(&events, lang.engine.mapping(), &steps, end);
     let stats = json!({"calls": full_steps.iter().filter(|s| s.get("calls").is_some()).count(),
         "duration_ms": started.elapsed().as_millis() as u64, "test_run": checked.test_run});
     finish_started(
@@ -486,7 +487,7 @@ async fn finish_started(
     let recorded_steps = if recorded_level == Level::Full {
         full_steps
     } else {
-        summarize(&full_steps)
+        lang.language.summarize(&full_steps)
     };
     if retains(lang, principal, req) {
         let record = envelope(
@@ -513,7 +514,7 @@ async fn finish_started(
             Some((Level::Full, &recorded_steps, &stats)),
         ),
         _ => {
-            let steps = summarize(&recorded_steps);
+            let steps = lang.language.summarize(&recorded_steps);
             envelope(
                 &run_id,
                 &outcome,
@@ -594,7 +595,7 @@ async fn promote(
     req: &ExecuteRequest,
     view: &CatalogView,
     program: &Value,
-    steps: &[program::StepInfo],
+    steps: &[StepInfo],
     run_id: String,
     level: Level,
 ) -> Result<Done, RequestError> {
@@ -606,11 +607,11 @@ async fn promote(
         }
     }
     let baseline = Value::Object(baseline);
-    let body_plan = plan::derive(steps, |cap| {
+    let body_plan = lang.language.plan(steps, &|cap| {
         let hints = view.capability_risk(cap)?;
         Some((hints.level().to_string(), hints))
     });
-    let hints = plan::max_hints(&body_plan);
+    let hints = lang.language.plan_max_hints(&body_plan);
     let digest = Sha256::digest(
         format!(
             "{}\u{0}{}",
@@ -711,8 +712,8 @@ fn input_findings(program: &Value, record: Option<&Value>, input: &Value) -> Vec
         return Vec::new();
     };
     match jsonschema::validator_for(schema) {
-        Ok(v) => checks::bind(&v, input, "input_binding", "input"),
-        Err(e) => vec![checks::binding_root(
+        Ok(v) => binding::bind(&v, input, "input_binding", "input"),
+        Err(e) => vec![binding::binding_root(
             "input_binding",
             format!("the program's input schema is not a valid JSON Schema: {e}"),
         )],
@@ -720,8 +721,8 @@ fn input_findings(program: &Value, record: Option<&Value>, input: &Value) -> Vec
 }
 
 /// Whether a call completed before the failure (side effects may exist).
-fn any_call_succeeded(events: &[Value], gw: &Gateway) -> bool {
-    let mapping = gw.engine.mapping();
+fn any_call_succeeded(events: &[Value], lang: &LanguageRuntime) -> bool {
+    let mapping = lang.engine.mapping();
     events
         .iter()
         .any(|e| mapping.event_kind(e) == Ok(crate::config::EventKind::Call) && mapping.call_ok(e))

@@ -22,6 +22,10 @@ pub enum StartError {
     Guides { language: String, message: String },
     #[error("classifier rules of language '{language}': {message}")]
     Rules { language: String, message: String },
+    #[error("language '{language}': no implementation is called '{kind}'")]
+    Kind { language: String, kind: String },
+    #[error("language '{language}': no engine is called '{engine}'")]
+    Engine { language: String, engine: String },
     #[error("tool declarations: {0}")]
     Tools(String),
     #[error("store: {0}")]
@@ -33,12 +37,60 @@ pub enum StartError {
 /// Everything one Language needs at request time.
 pub struct LanguageRuntime {
     pub config: LanguageConfig,
+    /// The implementation its `kind` names.
+    pub language: Arc<dyn crate::languages::Language>,
+    /// The engine it runs on, that engine's configuration, and the catalog
+    /// service over that engine.
+    pub engine: EngineClient,
+    pub engine_config: crate::config::EngineConfig,
+    pub catalog: Arc<CatalogService>,
     guides: RwLock<Arc<GuideSet>>,
-    pub context_schema: Option<(serde_json::Value, jsonschema::Validator)>,
+    pub context_schema: ContextSchema,
 }
 
+/// A language's `context_schema`, as written and compiled.
+pub type ContextSchema = Option<(serde_json::Value, jsonschema::Validator)>;
+
 impl LanguageRuntime {
-    pub fn load(config: &Config, lang: &LanguageConfig) -> Result<Self, StartError> {
+    pub fn load(
+        config: &Config,
+        lang: &LanguageConfig,
+        engine: &EngineRuntime,
+    ) -> Result<Self, StartError> {
+        let (language, guides, context_schema) = Self::parts(config, lang)?;
+        Ok(Self {
+            config: lang.clone(),
+            language,
+            engine: engine.client.clone(),
+            engine_config: engine.config.clone(),
+            catalog: engine.catalog.clone(),
+            guides: RwLock::new(Arc::new(guides)),
+            context_schema,
+        })
+    }
+
+    /// Checks what `load` reads from files (implementation, guides,
+    /// context schema) without an engine, and names the rule source
+    /// (`check-config`).
+    pub fn check(config: &Config, lang: &LanguageConfig) -> Result<RuleSource, StartError> {
+        let (_, guides, _) = Self::parts(config, lang)?;
+        Ok(RuleSource {
+            language: lang.name.clone(),
+            path: config.resolve(&lang.classifier),
+            allowed_codes: guides.diagnostic_codes(),
+        })
+    }
+
+    /// The implementation, guides and context schema of a language.
+    fn parts(
+        config: &Config,
+        lang: &LanguageConfig,
+    ) -> Result<(Arc<dyn crate::languages::Language>, GuideSet, ContextSchema), StartError> {
+        let language =
+            crate::languages::registry::lookup(&lang.kind).ok_or_else(|| StartError::Kind {
+                language: lang.name.clone(),
+                kind: lang.kind.clone(),
+            })?;
         let guides = load_guides(config, lang)?;
         let context_schema = match &lang.context_schema {
             Some(schema) => {
@@ -52,11 +104,7 @@ impl LanguageRuntime {
             }
             None => None,
         };
-        Ok(Self {
-            config: lang.clone(),
-            guides: RwLock::new(Arc::new(guides)),
-            context_schema,
-        })
+        Ok((language, guides, context_schema))
     }
 
     /// Where this language's classifier rules come from; the allowed codes
@@ -78,6 +126,37 @@ impl LanguageRuntime {
     }
 }
 
+/// Connects the configured store (Redis, or memory when no URL is set).
+async fn connect_store(config: &Config) -> Result<Arc<dyn Store>, StartError> {
+    let path = (!config.store.ca_file.is_empty()).then(|| config.resolve(&config.store.ca_file));
+    let store_ca = crate::tls::read_ca("store.ca_file", path.as_deref())?;
+    let sentinel = &config.store.redis_sentinel;
+    let backend = if !sentinel.urls.is_empty() {
+        crate::store::Backend::RedisSentinel {
+            urls: &sentinel.urls,
+            master_name: &sentinel.master_name,
+        }
+    } else if !config.store.redis_cluster.is_empty() {
+        crate::store::Backend::RedisCluster(&config.store.redis_cluster)
+    } else if !config.store.redis_url.is_empty() {
+        crate::store::Backend::Redis(&config.store.redis_url)
+    } else {
+        crate::store::Backend::Memory
+    };
+    let limits = crate::store::memory::MemoryLimits {
+        principal_bytes: config.store.memory_principal_bytes,
+        total_bytes: config.store.memory_total_bytes,
+        ..Default::default()
+    };
+    Ok(crate::store::connect_with(
+        backend,
+        std::time::Duration::from_millis(config.store.op_timeout_ms),
+        limits,
+        store_ca,
+    )
+    .await?)
+}
+
 fn load_guides(config: &Config, lang: &LanguageConfig) -> Result<GuideSet, StartError> {
     GuideSet::load(
         &config.resolve(&lang.guides_dir),
@@ -90,12 +169,22 @@ fn load_guides(config: &Config, lang: &LanguageConfig) -> Result<GuideSet, Start
     })
 }
 
+/// One engine the gateway fronts: its client and the catalog over it.
+pub struct EngineRuntime {
+    pub config: crate::config::EngineConfig,
+    pub client: EngineClient,
+    pub catalog: Arc<CatalogService>,
+}
+
 /// The shared state of one gateway process.
 pub struct Gateway {
     pub config: Config,
+    /// The default engine (`[engine]`) and its catalog.
     pub engine: EngineClient,
     pub store: Arc<dyn Store>,
-    pub catalog: CatalogService,
+    pub catalog: Arc<CatalogService>,
+    /// Every engine by name, the default one included.
+    pub engines: std::collections::BTreeMap<String, Arc<EngineRuntime>>,
     pub languages: Vec<Arc<LanguageRuntime>>,
     pub classifiers: Classifiers,
     pub auth: Authenticator,
@@ -108,10 +197,49 @@ impl Gateway {
     /// Loads guides and rules (refusing to start on any error) and connects
     /// the store.
     pub async fn build(config: Config) -> Result<Arc<Gateway>, StartError> {
+        let metrics = Arc::new(Metrics::new());
+        let store = connect_store(&config).await?;
+        let store = crate::metrics::store::MeteredStore::wrap(store, metrics.clone());
+        let mut engines = std::collections::BTreeMap::new();
+        let named = std::iter::once((crate::config::DEFAULT_ENGINE, &config.engine))
+            .chain(config.engines.iter().map(|(n, e)| (n.as_str(), e)));
+        for (name, engine_config) in named {
+            let key = if name == crate::config::DEFAULT_ENGINE {
+                "engine.ca_file".to_string()
+            } else {
+                format!("engines.{name}.ca_file")
+            };
+            let path =
+                (!engine_config.ca_file.is_empty()).then(|| config.resolve(&engine_config.ca_file));
+            let engine_ca = crate::tls::read_ca(&key, path.as_deref())?;
+            let client = EngineClient::with_roots(
+                engine_config,
+                crate::tls::http_roots(engine_ca.as_deref()),
+            )
+            .with_metrics(metrics.clone());
+            let catalog =
+                CatalogService::new(client.clone(), store.clone(), config.cache.catalog_bytes)
+                    .count_version_changes(metrics.catalog_version_changes.clone());
+            engines.insert(
+                name.to_string(),
+                Arc::new(EngineRuntime {
+                    config: engine_config.clone(),
+                    client,
+                    catalog: Arc::new(catalog),
+                }),
+            );
+        }
         let languages = config
             .languages
             .iter()
-            .map(|l| LanguageRuntime::load(&config, l).map(Arc::new))
+            .map(|l| {
+                let name = l.engine.as_deref().unwrap_or(crate::config::DEFAULT_ENGINE);
+                let engine = engines.get(name).ok_or_else(|| StartError::Engine {
+                    language: l.name.clone(),
+                    engine: name.to_string(),
+                })?;
+                LanguageRuntime::load(&config, l, engine).map(Arc::new)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let sources: Vec<RuleSource> = languages.iter().map(|l| l.rule_source(&config)).collect();
         // The failing file names its language (several may share one file).
@@ -127,51 +255,19 @@ impl Gateway {
             language: owner(e.file()),
             message: e.to_string(),
         })?;
-        let ca = |key, path: &str| {
-            let path = (!path.is_empty()).then(|| config.resolve(path));
-            crate::tls::read_ca(key, path.as_deref())
-        };
-        let store_ca = ca("store.ca_file", &config.store.ca_file)?;
-        let engine_ca = ca("engine.ca_file", &config.engine.ca_file)?;
-        let sentinel = &config.store.redis_sentinel;
-        let backend = if !sentinel.urls.is_empty() {
-            crate::store::Backend::RedisSentinel {
-                urls: &sentinel.urls,
-                master_name: &sentinel.master_name,
-            }
-        } else if !config.store.redis_cluster.is_empty() {
-            crate::store::Backend::RedisCluster(&config.store.redis_cluster)
-        } else if !config.store.redis_url.is_empty() {
-            crate::store::Backend::Redis(&config.store.redis_url)
-        } else {
-            crate::store::Backend::Memory
-        };
-        let limits = crate::store::memory::MemoryLimits {
-            principal_bytes: config.store.memory_principal_bytes,
-            total_bytes: config.store.memory_total_bytes,
-            ..Default::default()
-        };
-        let store = crate::store::connect_with(
-            backend,
-            std::time::Duration::from_millis(config.store.op_timeout_ms),
-            limits,
-            store_ca,
-        )
-        .await?;
-        let metrics = Arc::new(Metrics::new());
         metrics.declare_diagnostic_codes(classifiers.counts().keys().map(String::as_str));
-        let store = crate::metrics::store::MeteredStore::wrap(store, metrics.clone());
-        let engine =
-            EngineClient::with_roots(&config.engine, crate::tls::http_roots(engine_ca.as_deref()))
-                .with_metrics(metrics.clone());
+        let default = engines
+            .get(crate::config::DEFAULT_ENGINE)
+            .cloned()
+            .expect("the default engine is always built");
         Ok(Arc::new(Gateway {
-            catalog: CatalogService::new(engine.clone(), store.clone(), config.cache.catalog_bytes)
-                .count_version_changes(metrics.catalog_version_changes.clone()),
+            catalog: default.catalog.clone(),
+            engine: default.client.clone(),
+            engines,
             limits: crate::limits::Limits::new(&config.limits, metrics.clone()),
             metrics,
             auth: Authenticator::new(&config.auth),
             verdicts: VerdictCache::new(config.cache.verdict_bytes),
-            engine,
             store,
             languages,
             classifiers,

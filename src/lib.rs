@@ -14,7 +14,7 @@ pub use engines::rest as engine;
 pub mod execute;
 pub mod gateway;
 pub mod guides;
-pub mod language;
+pub mod languages;
 pub mod limits;
 pub mod mcp;
 pub mod metrics;

@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 pub enum TlsError {
     #[error("{key} '{path}': cannot read: {source}")]
     Unreadable {
-        key: &'static str,
+        key: String,
         path: PathBuf,
         source: std::io::Error,
     },
     #[error("{key} '{path}': no PEM certificate in it ({detail})")]
     NotPem {
-        key: &'static str,
+        key: String,
         path: PathBuf,
         detail: String,
     },
@@ -31,10 +31,10 @@ pub fn install_crypto_provider() {
 
 /// The PEM text of the CA file `path` (the setting `key`, for messages), or
 /// `None` when no CA file is configured.
-pub fn read_ca(key: &'static str, path: Option<&Path>) -> Result<Option<Vec<u8>>, TlsError> {
+pub fn read_ca(key: &str, path: Option<&Path>) -> Result<Option<Vec<u8>>, TlsError> {
     let Some(path) = path else { return Ok(None) };
     let pem = std::fs::read(path).map_err(|source| TlsError::Unreadable {
-        key,
+        key: key.to_string(),
         path: path.to_path_buf(),
         source,
     })?;
@@ -42,12 +42,12 @@ pub fn read_ca(key: &'static str, path: Option<&Path>) -> Result<Option<Vec<u8>>
     match reqwest::Certificate::from_pem_bundle(&pem) {
         Ok(certs) if !certs.is_empty() => Ok(Some(pem)),
         Ok(_) => Err(TlsError::NotPem {
-            key,
+            key: key.to_string(),
             path: path.to_path_buf(),
             detail: "the file holds no certificate".into(),
         }),
         Err(e) => Err(TlsError::NotPem {
-            key,
+            key: key.to_string(),
             path: path.to_path_buf(),
             detail: e.to_string(),
         }),

@@ -13,7 +13,7 @@ use crate::catalog::{CatalogView, canonical_json, write_canonical_to};
 use crate::classify::{ClassifyContext, Diagnostic, EngineProblem, Severity};
 use crate::engine::{EngineError, RawProblem};
 use crate::gateway::{Gateway, LanguageRuntime};
-use crate::language::{checks, plan, program};
+use crate::languages::{StepInfo, StepKind, binding};
 use crate::pilotage::RequestError;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -26,7 +26,7 @@ pub struct Verdict {
     pub valid: bool,
     pub diagnostics: Vec<Diagnostic>,
     pub plan: Option<Value>,
-    pub steps: Vec<program::StepInfo>,
+    pub steps: Vec<StepInfo>,
 }
 
 /// Verdict cache shared by validate and execute, bounded by the estimated
@@ -92,7 +92,7 @@ impl Verdict {
         let shared: u64 = self
             .steps
             .iter()
-            .filter(|s| s.kind != program::StepKind::Call && s.kind != program::StepKind::Set)
+            .filter(|s| s.kind != StepKind::Call && s.kind != StepKind::Set)
             .filter_map(|s| s.id.as_deref().map(text))
             .sum();
         64 + diagnostics + steps + shared + self.plan.as_ref().map_or(0, json)
@@ -108,12 +108,12 @@ pub async fn validate(
     program: &Value,
     context: Option<&Value>,
 ) -> Result<Arc<Verdict>, RequestError> {
-    checks::bounds(program, &lang.config.bounds)?;
+    lang.language.check_bounds(program, &lang.config.bounds)?;
     let key = cache_key(principal, &lang.config.name, program, view, context);
     if let Some(hit) = gw.verdicts.cache.get(&key).await {
         return Ok(hit);
     }
-    let steps = program::steps(program);
+    let steps = lang.language.steps(program);
     let verdict = Arc::new(compute(gw, lang, principal, view, program, context, steps).await?);
     gw.verdicts.cache.insert(key, verdict.clone()).await;
     Ok(verdict)
@@ -163,18 +163,15 @@ async fn compute(
     view: &CatalogView,
     program: &Value,
     context: Option<&Value>,
-    steps: Vec<program::StepInfo>,
+    steps: Vec<StepInfo>,
 ) -> Result<Verdict, RequestError> {
     let mut diagnostics = Vec::new();
     diagnostics.extend(context_findings(lang, context));
-    if !program.is_object() {
-        diagnostics.push(checks::binding_root(
-            "invalid_structure",
-            "a workflow is a JSON object with a 'steps' list".into(),
-        ));
+    if let Some(problem) = lang.language.structure_problem(program) {
+        diagnostics.push(problem);
         return Ok(finish(lang, view, diagnostics, steps));
     }
-    diagnostics.extend(checks::reserved_ids(&steps));
+    diagnostics.extend(lang.language.native_checks(&steps));
     let visible = view.callable_names();
     // Steps calling something the caller cannot see: the gateway reports them
     // itself and drops whatever the engine says under them, so "unknown" and
@@ -184,14 +181,14 @@ async fn compute(
         if let Some(cap) = &step.capability
             && view.capability_risk(cap).is_none()
         {
-            diagnostics.push(checks::unknown_capability(step, cap, &visible));
+            diagnostics.push(lang.language.unknown_capability(step, cap, &visible));
             hidden_steps.push(step.pointer.clone());
         }
     }
     diagnostics.extend(ceiling_findings(&steps, view, &principal.ceiling));
     // Context reaches the engine only when the language declares it.
     let engine_context = context.filter(|_| lang.context_schema.is_some());
-    let problems = gw
+    let problems = lang
         .engine
         .check(&principal.tenant, program, engine_context)
         .await
@@ -216,11 +213,11 @@ fn finish(
     lang: &LanguageRuntime,
     view: &CatalogView,
     diagnostics: Vec<Diagnostic>,
-    steps: Vec<program::StepInfo>,
+    steps: Vec<StepInfo>,
 ) -> Verdict {
     let valid = !diagnostics.iter().any(|d| d.severity == Severity::Error);
     let plan = (valid && lang.config.capabilities.plan).then(|| {
-        plan::derive(&steps, |cap| {
+        lang.language.plan(&steps, &|cap| {
             let hints = view.capability_risk(cap)?;
             let risk = view
                 .get(cap)
@@ -241,7 +238,7 @@ fn finish(
 /// check, so execute refuses such a program before any side effect, whatever
 /// the Host's own gate does). Risk is judged from the step's `risk_hints`.
 pub fn ceiling_findings(
-    steps: &[program::StepInfo],
+    steps: &[StepInfo],
     view: &CatalogView,
     ceiling: &RiskCeiling,
 ) -> Vec<Diagnostic> {
@@ -277,10 +274,10 @@ pub fn classify_problems(
     gw: &Gateway,
     lang: &LanguageRuntime,
     view: &CatalogView,
-    steps: &[program::StepInfo],
+    steps: &[StepInfo],
     problems: Vec<RawProblem>,
 ) -> Vec<Diagnostic> {
-    let pointers = program::pointers(steps);
+    let pointers = lang.language.step_locators(steps);
     let visible = view.callable_names();
     let ctx = ClassifyContext {
         step_pointers: &pointers,
@@ -317,19 +314,19 @@ pub fn classify_problems(
 pub fn context_findings(lang: &LanguageRuntime, context: Option<&Value>) -> Vec<Diagnostic> {
     match (&lang.context_schema, context) {
         (None, None) => Vec::new(),
-        (None, Some(_)) => vec![checks::binding_root(
+        (None, Some(_)) => vec![binding::binding_root(
             "context_binding",
             format!(
                 "language {} takes no context; remove the 'context' member",
                 lang.config.name
             ),
         )],
-        (Some(_), None) => vec![checks::binding_root(
+        (Some(_), None) => vec![binding::binding_root(
             "context_binding",
             "this language requires a 'context' value (see context_schema in the manifest)".into(),
         )],
         (Some((_, validator)), Some(ctx)) => {
-            checks::bind(validator, ctx, "context_binding", "context")
+            binding::bind(validator, ctx, "context_binding", "context")
         }
     }
 }

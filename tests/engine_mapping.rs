@@ -158,9 +158,8 @@ async fn http_422_answers_carry_problems_at_their_paths() {
     assert_eq!(reply.problems.len(), 1);
     assert_eq!(reply.problems[0].text, problems[0].text);
 
-    let language = pilotage_gateway::gateway::LanguageRuntime::load(&cfg, &cfg.languages[0])
+    let source = pilotage_gateway::gateway::LanguageRuntime::check(&cfg, &cfg.languages[0])
         .expect("guides of dialect c's language");
-    let source = language.rule_source(&cfg);
     let table = RuleTable::load(&source.path, &source.allowed_codes).expect("rule file");
     let steps = HashMap::new();
     let visible = vec!["crm.get_customer".to_owned()];
@@ -212,12 +211,12 @@ async fn the_async_runner_reads_result_and_paged_log() {
     // enter + 3 × (next + decide) + 2 sets + exit = 10 records: three pages of 4.
     assert_eq!(reply.events.len(), 10, "{:?}", reply.events);
     let mapping = &cfg.engine.mapping;
-    let steps = pilotage_gateway::language::program::steps(&program);
-    let trace = pilotage_gateway::language::trace::map_events(
+    let steps = pilotage_gateway::languages::workflow_v1::program::steps(&program);
+    let trace = pilotage_gateway::languages::workflow_v1::trace::map_events(
         &reply.events,
         mapping,
         &steps,
-        pilotage_gateway::language::trace::RunEnd::Completed,
+        pilotage_gateway::languages::workflow_v1::trace::RunEnd::Completed,
     );
     let ids: Vec<&str> = trace.iter().map(|s| s["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["l", "b#1", "b#2", "s#2", "b#3", "s#3"]);

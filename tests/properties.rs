@@ -9,7 +9,7 @@ use common::TestEnv;
 use pilotage_gateway::classify::{ClassifyContext, EngineProblem, RuleTable, Severity};
 use pilotage_gateway::config::language::Bounds;
 use pilotage_gateway::guides::GuideSet;
-use pilotage_gateway::language::{checks, program};
+use pilotage_gateway::languages::workflow_v1::{checks, program};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;

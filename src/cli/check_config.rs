@@ -39,8 +39,8 @@ pub async fn run(path: &Path, probe: &ProbeArgs) -> ExitCode {
     let mut failed = false;
     let mut sources = Vec::new();
     for lang in &config.languages {
-        match LanguageRuntime::load(&config, lang) {
-            Ok(runtime) => sources.push(runtime.rule_source(&config)),
+        match LanguageRuntime::check(&config, lang) {
+            Ok(source) => sources.push(source),
             Err(e) => {
                 failed = true;
                 let fix = match &e {

@@ -10,6 +10,15 @@ use serde::Deserialize;
 pub struct LanguageConfig {
     /// Language identifier, `family/version` (Part II §3.3).
     pub name: String,
+    /// Which implementation serves it (`crate::languages::registry`); a
+    /// table that names none is `workflow/v1`, the language every
+    /// configuration written before plug-ins declares.
+    #[serde(default = "default_kind")]
+    pub kind: String,
+    /// The engine it runs on: a name from `[engines.NAME]`, or `default`
+    /// (the `[engine]` table, also when absent).
+    #[serde(default)]
+    pub engine: Option<String>,
     pub title: String,
     /// Name of the tool argument carrying the program (Part III §5).
     #[serde(default = "default_argument")]
@@ -49,6 +58,9 @@ pub struct LanguageConfig {
     pub catalog_page_limit: usize,
 }
 
+fn default_kind() -> String {
+    "workflow/v1".into()
+}
 fn default_argument() -> String {
     "workflow".into()
 }
@@ -220,6 +232,16 @@ impl LanguageConfig {
                 key("name"),
                 format!("'{}' is not family/version", self.name),
                 "use an identifier like workflow/v1".into(),
+            ));
+        }
+        if crate::languages::registry::lookup(&self.kind).is_none() {
+            out.push((
+                key("kind"),
+                format!("no language implementation is called '{}'", self.kind),
+                format!(
+                    "use one of: {}",
+                    crate::languages::registry::kinds().join(", ")
+                ),
             ));
         }
         if !matches!(self.execution.as_str(), "immediate" | "deploy" | "both") {

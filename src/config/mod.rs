@@ -28,6 +28,9 @@ pub use oauth::{IssuerConfig, OAuthConfig};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
+/// The name of the `[engine]` table among the named engines.
+pub const DEFAULT_ENGINE: &str = "default";
+
 /// The whole `gateway.toml`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -40,7 +43,13 @@ pub struct Config {
     pub store: StoreConfig,
     #[serde(default)]
     pub cache: cache::CacheConfig,
+    /// The default engine: the one a `[[language]]` runs on when it names
+    /// none, and the only one of a configuration without `[engines.NAME]`.
     pub engine: EngineConfig,
+    /// Further engines by name (`[engines.NAME]`), each with the same keys
+    /// as `[engine]`; a `[[language]]` picks one with `engine = "NAME"`.
+    #[serde(default)]
+    pub engines: std::collections::BTreeMap<String, EngineConfig>,
     #[serde(default)]
     pub auth: AuthConfig,
     #[serde(default)]
@@ -442,6 +451,78 @@ impl Config {
             .unwrap_or_else(|| self.base_dir.join(path))
     }
 
+    /// The engine a language runs on: the one it names, else the default.
+    /// Names are validated at start, so an unknown one (only in a
+    /// configuration built without validation) falls back to the default.
+    pub fn engine_for(&self, lang: &LanguageConfig) -> &EngineConfig {
+        lang.engine
+            .as_deref()
+            .and_then(|name| self.engines.get(name))
+            .unwrap_or(&self.engine)
+    }
+
+    /// The longest run deadline of any engine (bounds that must outlast
+    /// any run, whichever engine it is on).
+    pub fn longest_run_deadline_ms(&self) -> u64 {
+        self.engines
+            .values()
+            .map(|e| e.run_deadline_ms)
+            .fold(self.engine.run_deadline_ms, u64::max)
+    }
+
+    /// Problems of the named engines and of the languages' engine names.
+    fn named_engine_problems(&self) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        for (name, engine) in &self.engines {
+            let prefix = format!("engines.{name}");
+            if name == DEFAULT_ENGINE {
+                out.push((
+                    prefix.clone(),
+                    format!("'{DEFAULT_ENGINE}' names the [engine] table"),
+                    "give this engine another name, or move it to [engine]".into(),
+                ));
+            }
+            if !(engine.url.starts_with("http://") || engine.url.starts_with("https://")) {
+                out.push((
+                    format!("{prefix}.url"),
+                    format!("'{}' is not an http(s) URL", engine.url),
+                    "set the engine base URL, e.g. http://127.0.0.1:7070".into(),
+                ));
+            }
+            if !engine.ca_file.is_empty() && !self.resolve(&engine.ca_file).is_file() {
+                out.push((
+                    format!("{prefix}.ca_file"),
+                    format!("'{}' is not a file", engine.ca_file),
+                    "name a PEM file of CA certificates (relative paths start at this file's folder)".into(),
+                ));
+            }
+            for (key, what, fix) in engine_check::engine_problems(engine) {
+                let key = key
+                    .strip_prefix("engine")
+                    .map_or(key.clone(), |rest| format!("{prefix}{rest}"));
+                out.push((key, what, fix));
+            }
+        }
+        for (i, lang) in self.languages.iter().enumerate() {
+            if let Some(name) = &lang.engine
+                && name != DEFAULT_ENGINE
+                && !self.engines.contains_key(name)
+            {
+                let mut known = vec![DEFAULT_ENGINE.to_string()];
+                known.extend(self.engines.keys().cloned());
+                out.push((
+                    format!("language[{i}].engine"),
+                    format!("no engine is called '{name}'"),
+                    format!(
+                        "use one of: {} (or declare [engines.{name}])",
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        out
+    }
+
     /// Problems of `[store]` timing and budgets, as (key, problem, fix).
     fn store_problems(&self) -> Vec<(String, String, String)> {
         let mut out = Vec::new();
@@ -456,7 +537,12 @@ impl Config {
         // The claim must outlive the work between claiming and starting the
         // run (a catalog and a check call, a few store operations), or every
         // keyed run would lose its claim before it starts.
-        let floor = 2 * self.engine.timeout_ms + 3 * s.op_timeout_ms;
+        let engine_timeout = self
+            .engines
+            .values()
+            .map(|e| e.timeout_ms)
+            .fold(self.engine.timeout_ms, u64::max);
+        let floor = 2 * engine_timeout + 3 * s.op_timeout_ms;
         if s.claim_lease_ms < floor {
             out.push((
                 "store.claim_lease_ms".into(),
@@ -524,6 +610,9 @@ impl Config {
             );
         }
         for (key, what, fix) in engine_check::engine_problems(&self.engine) {
+            problem(&key, what, &fix);
+        }
+        for (key, what, fix) in self.named_engine_problems() {
             problem(&key, what, &fix);
         }
         if !self.store.redis_url.is_empty()

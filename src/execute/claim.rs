@@ -68,7 +68,7 @@ impl Claim {
     /// run that records none within the bound is answered with `internal`,
     /// never by executing a second time.
     pub(super) async fn settle(&self, gw: &Gateway) -> Result<Option<Value>, RequestError> {
-        let deadline = Duration::from_millis(gw.config.engine.run_deadline_ms);
+        let deadline = Duration::from_millis(gw.config.longest_run_deadline_ms());
         let bound = deadline.max(self.lease) + Duration::from_secs(10);
         let until = Instant::now() + bound;
         let mut pause = Duration::from_millis(25);

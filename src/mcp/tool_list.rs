@@ -108,7 +108,7 @@ fn loop_tools(lang: &LanguageRuntime, perms: Permissions) -> Vec<ToolSpec> {
             "name": c.tools.validate,
             "title": format!("Validate a {name} program"),
             "description": format!("Validate stage for language {name}: checks the program in '{arg}' without running anything and returns diagnostics with closed codes (valid:false is a normal answer, fix and call again), the plan with risk hints when valid, and catalog_version."),
-            "inputSchema": {"type": "object", "properties": {arg: program_schema(), "context": {"type": "object"}}, "required": [arg]},
+            "inputSchema": {"type": "object", "properties": {arg: program_schema(lang), "context": {"type": "object"}}, "required": [arg]},
             "outputSchema": any_of(vec![validate_shape()]),
             "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
             "_meta": declaration,
@@ -116,7 +116,7 @@ fn loop_tools(lang: &LanguageRuntime, perms: Permissions) -> Vec<ToolSpec> {
     }];
     if let Some(execution) = execution {
         let mut props = Map::new();
-        props.insert(arg.clone(), program_schema());
+        props.insert(arg.clone(), program_schema(lang));
         props.insert("program_ref".into(), json!({"type": "string"}));
         props.insert("input".into(), json!({"type": "object"}));
         props.insert("context".into(), json!({"type": "object"}));
@@ -171,8 +171,8 @@ fn loop_tools(lang: &LanguageRuntime, perms: Permissions) -> Vec<ToolSpec> {
 /// The program argument's schema: its JSON type only, so a client that
 /// builds arguments from the schema sends the program as that type, and every
 /// fault inside the program stays a diagnostic (Part III §4.6).
-fn program_schema() -> Value {
-    json!({"type": crate::language::PROGRAM_JSON_TYPE})
+fn program_schema(lang: &LanguageRuntime) -> Value {
+    json!({"type": lang.language.program_json_type()})
 }
 
 /// Every success shape plus the request-error shape (Part III §6).

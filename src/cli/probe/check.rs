@@ -107,7 +107,7 @@ fn classify(
     table: &RuleTable,
     out: &mut Report,
 ) {
-    let steps: HashMap<String, String> = crate::language::program::steps(program)
+    let steps: HashMap<String, String> = crate::languages::workflow_v1::program::steps(program)
         .into_iter()
         .filter_map(|s| Some((s.id?, s.pointer)))
         .collect();

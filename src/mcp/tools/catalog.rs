@@ -38,7 +38,7 @@ pub async fn call(gw: &Gateway, principal: &Principal, args: &Args) -> ToolResul
             "changed_since is not declared for {language}: list the catalog again and compare catalog_version"
         )));
     }
-    let view = gw
+    let view = lang
         .catalog
         .view(principal)
         .await
@@ -46,7 +46,7 @@ pub async fn call(gw: &Gateway, principal: &Principal, args: &Args) -> ToolResul
     match verb {
         "list" => list(lang, &view, args),
         "get" => get(lang, &view, args),
-        _ => changed(gw, principal, &view, args).await,
+        _ => changed(lang, principal, &view, args).await,
     }
 }
 
@@ -160,7 +160,7 @@ fn get(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
 }
 
 async fn changed(
-    gw: &Gateway,
+    lang: &LanguageRuntime,
     principal: &Principal,
     view: &CatalogView,
     args: &Args,
@@ -170,7 +170,7 @@ async fn changed(
             "verb 'changed_since' needs 'catalog_version'",
         ));
     };
-    let changes = gw
+    let changes = lang
         .catalog
         .changes_since(principal, view, baseline)
         .await

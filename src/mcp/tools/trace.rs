@@ -7,7 +7,6 @@ use super::{Args, Reply, ToolResult};
 use crate::auth::Principal;
 use crate::execute::Level;
 use crate::gateway::{Gateway, LanguageRuntime};
-use crate::language::trace::summarize;
 use crate::pilotage::RequestError;
 use serde_json::{Value, json};
 
@@ -58,7 +57,7 @@ pub async fn call(
             let steps = trace
                 .get("steps")
                 .and_then(Value::as_array)
-                .map(|s| summarize(s))
+                .map(|s| lang.language.summarize(s))
                 .unwrap_or_default();
             trace["steps"] = json!(steps);
             trace["level"] = json!(level.as_str());

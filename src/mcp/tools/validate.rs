@@ -22,8 +22,8 @@ pub async fn call(
     };
     // Bounds first: an oversized program costs nothing else, not even the
     // caller's catalog.
-    crate::language::checks::bounds(program, &lang.config.bounds)?;
-    let view = gw
+    lang.language.check_bounds(program, &lang.config.bounds)?;
+    let view = lang
         .catalog
         .view(principal)
         .await

@@ -61,7 +61,7 @@ pub fn max_hints(plan: &Value) -> RiskHints {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::language::program::steps;
+    use crate::languages::workflow_v1::program::steps;
 
     #[test]
     fn plan_marks_and_aggregates() {

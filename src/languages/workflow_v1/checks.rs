@@ -1,8 +1,7 @@
 //! Gateway-native checks, run before the engine is called:
 //! validation bounds (Part II §10.1, a `bounds_exceeded` request error),
 //! reserved characters in step ids (Part II §3.4), names the caller cannot see
-//! (Part II §6.3, identical to unknown ones), and JSON Schema binding of
-//! `context` and `input` (Part II §6.4, §6.5.5).
+//! (Part II §6.3, identical to unknown ones).
 
 use super::program::{StepInfo, depth, shape};
 use crate::classify::{Diagnostic, Severity};
@@ -104,37 +103,6 @@ pub fn unknown_capability(step: &StepInfo, name: &str, visible: &[String]) -> Di
         path: format!("{}/capability", step.pointer),
         message: format!("unknown capability '{name}'"),
         hint: (!close.is_empty()).then(|| format!("close match: {}", close.join(", "))),
-    }
-}
-
-/// JSON Schema binding of a request value; every violation becomes a
-/// diagnostic whose path points into that value.
-pub fn bind(
-    validator: &jsonschema::Validator,
-    value: &Value,
-    code: &str,
-    what: &str,
-) -> Vec<Diagnostic> {
-    validator
-        .iter_errors(value)
-        .map(|e| Diagnostic {
-            severity: Severity::Error,
-            code: code.into(),
-            path: e.instance_path().to_string(),
-            message: format!("{what} does not match its schema: {e}"),
-            hint: None,
-        })
-        .collect()
-}
-
-/// A single binding diagnostic at the root of the value.
-pub fn binding_root(code: &str, message: String) -> Diagnostic {
-    Diagnostic {
-        severity: Severity::Error,
-        code: code.into(),
-        path: String::new(),
-        message,
-        hint: None,
     }
 }
 

@@ -282,7 +282,7 @@ pub fn truncate_output(output: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::language::program::steps;
+    use crate::languages::workflow_v1::program::steps;
 
     #[test]
     fn maps_calls_branches_loops() {

@@ -1,0 +1,87 @@
+//! Languages as plug-ins: the [`Language`] trait every language implements,
+//! and one folder per language (`workflow_v1/`, ...). The validate and
+//! execute operations, the tools and the gateway see a language only through
+//! this trait; [`registry`] maps a `[[language]]` table's kind to its
+//! implementation, one line per language.
+
+pub mod binding;
+pub mod registry;
+pub mod workflow_v1;
+
+use crate::classify::Diagnostic;
+use crate::config::EngineMapping;
+use crate::config::language::Bounds;
+use crate::pilotage::{RequestError, RiskHints};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The step model a language's walker fills: every step with its locator,
+/// kind, called capability and enclosing constructs. The operations read
+/// only this, never a language's own program type.
+pub use workflow_v1::program::{StepInfo, StepKind};
+
+/// How a run ended, as far as the trace mapping's open constructs are
+/// concerned.
+pub use workflow_v1::trace::RunEnd;
+
+/// One program language as the gateway serves it. Implementations are
+/// stateless and shared by every request (`Arc<dyn Language>`).
+pub trait Language: Send + Sync {
+    /// The kind a `[[language]]` table names to select this implementation
+    /// (its Part II §3.3 identifier, e.g. `workflow/v1`).
+    fn kind(&self) -> &'static str;
+
+    /// The JSON type a program of this language travels as in a tool
+    /// argument (Part III §4.6 allows a broad type constraint): `"object"`
+    /// for a JSON document, `"string"` for a text language. Clients that
+    /// build arguments from the schema parse the value by this type.
+    fn program_json_type(&self) -> &'static str;
+
+    /// The validation bounds (Part II §10.1), checked before anything else
+    /// looks at the program: a `bounds_exceeded` request error past one.
+    fn check_bounds(&self, program: &Value, bounds: &Bounds) -> Result<(), RequestError>;
+
+    /// Why the program's value is not a program of this language at all
+    /// (an `invalid_structure` diagnostic), or `None` when it has a form the
+    /// walker and the engine can read.
+    fn structure_problem(&self, program: &Value) -> Option<Diagnostic>;
+
+    /// Every step of the program, wherever nested, in document order.
+    fn steps(&self, program: &Value) -> Vec<StepInfo>;
+
+    /// Gateway-native findings on the program's own form, before the
+    /// engine is asked (reserved characters in step ids, ...).
+    fn native_checks(&self, steps: &[StepInfo]) -> Vec<Diagnostic>;
+
+    /// The diagnostic for a step calling a capability the caller cannot see,
+    /// located in this language's locator dialect; `visible` gives the
+    /// close-match hints.
+    fn unknown_capability(&self, step: &StepInfo, name: &str, visible: &[String]) -> Diagnostic;
+
+    /// The locator dialect: step id → the locator of that step, for the
+    /// classifier's captured step ids.
+    fn step_locators(&self, steps: &[StepInfo]) -> HashMap<String, String>;
+
+    /// The static plan (Part II §5.6); `risk_of` gives a visible
+    /// capability's risk and hints.
+    fn plan(
+        &self,
+        steps: &[StepInfo],
+        risk_of: &dyn Fn(&str) -> Option<(String, RiskHints)>,
+    ) -> Value;
+
+    /// The hints aggregated over a plan (`max_risk_hints`).
+    fn plan_max_hints(&self, plan: &Value) -> RiskHints;
+
+    /// The engine's events → the flat trace at level `full` (Part II §5.8).
+    fn trace(
+        &self,
+        events: &[Value],
+        mapping: &EngineMapping,
+        steps: &[StepInfo],
+        end: RunEnd,
+    ) -> Vec<Value>;
+
+    /// A `full` trace cut down to level `summary`.
+    fn summarize(&self, steps: &[Value]) -> Vec<Value>;
+}

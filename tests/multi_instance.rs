@@ -14,10 +14,11 @@
 #[path = "common/mod.rs"]
 mod common;
 
+use common::ports::free_port;
 use common::{ACME_OPS, Engine, Mcp, repo_path, write_program};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -152,11 +153,6 @@ fn is_our_server(port: u16, pid: u32) -> bool {
         }
     }
     false
-}
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    listener.local_addr().expect("local addr").port()
 }
 
 // ---------------------------------------------------------------------------

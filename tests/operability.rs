@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::ports::rand_suffix;
 use common::{Engine, Mcp, repo_path, valid_program};
 use serde_json::{Value, json};
 use std::io::BufRead;
@@ -122,13 +123,6 @@ impl Served {
             .and_then(|v| v.parse().ok())
             .unwrap_or(0.0)
     }
-}
-
-fn rand_suffix() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos() as u64)
-        .unwrap_or(0)
 }
 
 /// The request log line of the request with this id.

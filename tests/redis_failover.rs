@@ -7,16 +7,13 @@
 //! failover time and what the gateway answered meanwhile are measured and
 //! printed (`--nocapture`), not asserted.
 
-#[path = "common/mod.rs"]
 mod common;
-#[path = "common/redis_cluster.rs"]
-mod redis_cluster;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use common::redis_cluster::RedisCluster;
 use common::{ACME_OPS, Engine, Mcp, TestEnv, write_program};
-use redis_cluster::RedisCluster;
 use serde_json::json;
 
 /// Keys sent concurrently per round.

@@ -10,6 +10,9 @@
 //! several gateway instances sharing one Redis, corrupt data, and a Redis that
 //! is down or frozen (operations must fail as `Unavailable`, never hang).
 
+mod common;
+
+use common::ports::free_port;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -141,11 +144,6 @@ fn require_redis_server() {
              (Debian/Ubuntu: `apt-get install -y redis-server`) and run them again."
         ),
     }
-}
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    listener.local_addr().expect("local addr").port()
 }
 
 fn answers_ping(port: u16) -> bool {
@@ -604,13 +602,10 @@ async fn corrupt_values_are_reported_as_corrupt() {
 /// The same behavioural suite against a three-master Redis Cluster with one
 /// replica each: every script and transaction must touch one slot, or the
 /// cluster refuses it (`CROSSSLOT`).
-#[path = "common/redis_cluster.rs"]
-mod redis_cluster;
-
 mod cluster {
     use std::sync::Arc;
 
-    use super::redis_cluster::RedisCluster;
+    use super::common::redis_cluster::RedisCluster;
     use pilotage_gateway::store::{self, Store};
 
     pub async fn setup() -> (Arc<dyn Store>, RedisCluster) {
@@ -631,14 +626,11 @@ mod cluster {
     pilotage_gateway::store_conformance_tests!(sequential conformance_suite_passes_on_a_cluster, setup);
 }
 
-#[path = "common/redis_sentinel.rs"]
-mod redis_sentinel;
-
 /// A master behind three sentinels killed: the store follows the promoted
 /// replica without being rebuilt, and what was replicated before is there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sentinel_failover_is_followed_without_restart() {
-    use redis_sentinel::{MASTER_NAME, SentinelGroup};
+    use common::redis_sentinel::{MASTER_NAME, SentinelGroup};
     let mut group = tokio::task::spawn_blocking(SentinelGroup::start)
         .await
         .expect("start the sentinel group");

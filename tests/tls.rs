@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::ports::{free_port, rand_suffix};
 use common::{ACME_OPS, Engine, TestEnv, valid_program};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -103,13 +104,6 @@ impl Pki {
     }
 }
 
-fn rand_suffix() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos() as u64)
-        .unwrap_or(0)
-}
-
 fn openssl(dir: &Path, parts: &[&[&str]]) {
     let args: Vec<&str> = parts.iter().flat_map(|p| p.iter().copied()).collect();
     let out = Command::new("openssl")
@@ -123,14 +117,6 @@ fn openssl(dir: &Path, parts: &[&[&str]]) {
         "openssl {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// A free loopback port, chosen by the kernel.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
 }
 
 /// A child process killed on drop.

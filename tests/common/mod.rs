@@ -12,6 +12,9 @@
 
 #![allow(dead_code)]
 
+pub mod ports;
+pub mod redis_cluster;
+pub mod redis_sentinel;
 pub mod redis_server;
 
 use pilotage_gateway::config::Config;

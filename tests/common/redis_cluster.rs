@@ -8,6 +8,7 @@
 // Shared by several test binaries; each uses part of it.
 #![allow(dead_code)]
 
+use super::ports::{free_port, rand_suffix};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -228,23 +229,4 @@ fn wait_bounded(child: &mut Child, limit: Duration) -> Option<std::process::Exit
     let _ = child.kill();
     let _ = child.wait();
     None
-}
-
-fn rand_suffix() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.finish()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
 }

@@ -1,6 +1,7 @@
 //! A `redis-server` the test owns: started on a free loopback port, frozen
 //! (SIGSTOP) and thawed, killed and restarted on the same port, killed on drop.
 
+use super::ports::{free_port, rand_suffix};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -136,25 +137,6 @@ impl Drop for RedisServer {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn rand_suffix() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.finish()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
 }
 
 /// Starts `redis-server` on `port` and waits until it answers PING; `None`

@@ -46,8 +46,12 @@ impl RedisCluster {
         while cluster.nodes.len() < NODES {
             let mut started = None;
             // A free port can be taken before redis binds it: try another.
-            for _ in 0..5 {
+            for _ in 0..20 {
                 let port = free_port();
+                // The node's cluster bus listens on port + 10000.
+                if port > 55535 {
+                    continue;
+                }
                 if let Some(child) = cluster.spawn(port) {
                     started = Some((port, Some(child)));
                     break;

@@ -158,7 +158,7 @@ fn bench(c: &mut Criterion) {
     let config: EngineConfig = serde_json::from_value(json!({"url": url})).expect("engine config");
     let client = EngineClient::new(&config);
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let service = CatalogService::new(client.clone(), store, 32 * 1024 * 1024);
+    let service = CatalogService::new(Arc::new(client.clone()), store, 32 * 1024 * 1024);
 
     let mut group = c.benchmark_group("catalog_version");
     group.sample_size(20);

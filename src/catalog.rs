@@ -17,7 +17,7 @@
 
 use crate::auth::Principal;
 use crate::config::{CatalogFields, EffectRisk, EngineMapping, pick, pick_field};
-use crate::engine::{CatalogFetch, EngineClient, EngineError};
+use crate::engines::{CatalogFetch, EngineError, SharedEngine};
 use crate::pilotage::RiskHints;
 use crate::store::Store;
 use serde_json::{Map, Value, json};
@@ -147,7 +147,7 @@ impl CatalogView {
 
 /// Builds caller views over the engine catalog and the store.
 pub struct CatalogService {
-    engine: EngineClient,
+    engine: SharedEngine,
     store: Arc<dyn Store>,
     fields: CatalogFields,
     mapping: EngineMapping,
@@ -163,7 +163,7 @@ pub struct CatalogService {
 impl CatalogService {
     /// `max_bytes` bounds the cached catalogs (seven eighths) and the
     /// baseline markers (one eighth).
-    pub fn new(engine: EngineClient, store: Arc<dyn Store>, max_bytes: u64) -> Self {
+    pub fn new(engine: SharedEngine, store: Arc<dyn Store>, max_bytes: u64) -> Self {
         let mapping = engine.mapping().clone();
         Self {
             engine,

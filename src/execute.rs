@@ -331,7 +331,7 @@ async fn run(
     let mut binding = if installs {
         Vec::new()
     } else {
-        input_findings(&program, checked.program_record.as_ref(), &input)
+        input_findings(lang, &program, checked.program_record.as_ref(), &input)
     };
     if checked.program_record.is_some() {
         binding.extend(validate::context_findings(lang, req.context.as_ref()));
@@ -388,7 +388,7 @@ async fn run(
         )
         .await;
     drop(in_flight);
-    let (outcome, output, events, end) = match reply {
+    let (mut outcome, output, events, end) = match reply {
         Err(EngineError::Unreachable(m)) | Err(EngineError::Failed(m)) => {
             return Err(internal(&EngineError::Failed(m)));
         }
@@ -406,8 +406,9 @@ async fn run(
         ),
         Ok(reply) => match reply.state {
             RunState::Rejected => {
-                let diagnostics =
+                let mut diagnostics =
                     validate::classify_problems(gw, lang, &view, &steps, reply.problems);
+                validate::locate_whole_program(lang, &program, &mut diagnostics);
                 return Ok(refused(
                     &run_id,
                     RunStatus::ValidationError,
@@ -422,14 +423,11 @@ async fn run(
                 RunEnd::Completed,
             ),
             RunState::Failed => {
-                let status = if any_call_succeeded(&reply.events, lang) {
-                    RunStatus::Partial
-                } else {
-                    RunStatus::Error
-                };
+                // `partial` instead once the trace shows a call that
+                // completed (side effects may exist).
                 let error = reply.error.unwrap_or_else(|| "the run failed".into());
                 (
-                    Outcome::run_failure(status, error),
+                    Outcome::run_failure(RunStatus::Error, error),
                     None,
                     reply.events,
                     RunEnd::Failed,
@@ -450,7 +448,13 @@ async fn run(
     };
     let full_steps = lang
         .language
-        .trace(&events, lang.engine.mapping(), &steps, end);
+        .trace(&program, &events, lang.engine.mapping(), &steps, end);
+    if end == RunEnd::Failed
+        && outcome.status == RunStatus::Error.as_str()
+        && any_call_succeeded(&full_steps)
+    {
+        outcome.status = RunStatus::Partial.as_str();
+    }
     let stats = json!({"calls": full_steps.iter().filter(|s| s.get("calls").is_some()).count(),
         "duration_ms": started.elapsed().as_millis() as u64, "test_run": checked.test_run});
     finish_started(
@@ -607,7 +611,7 @@ async fn promote(
         }
     }
     let baseline = Value::Object(baseline);
-    let body_plan = lang.language.plan(steps, &|cap| {
+    let body_plan = lang.language.plan(program, steps, &|cap| {
         let hints = view.capability_risk(cap)?;
         Some((hints.level().to_string(), hints))
     });
@@ -621,17 +625,16 @@ async fn promote(
         .as_bytes(),
     );
     let program_ref = format!("wf_{}", &hex::encode(digest)[..24]);
-    let name = program
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or(&program_ref)
-        .to_string();
+    let name = lang
+        .language
+        .program_name(program)
+        .unwrap_or_else(|| program_ref.clone());
     let entry = json!({
         "id": program_ref,
         "kind": KIND_PROGRAM,
         "name": name,
         "description": format!("Promoted {} program; run it with program_ref and mode \"immediate\".", lang.config.name),
-        "input_schema": program.get("input").cloned().unwrap_or_else(|| json!({"type": "object"})),
+        "input_schema": lang.language.input_schema(program).unwrap_or_else(|| json!({"type": "object"})),
         "output_schema": Value::Null,
         "risk": hints.level(),
         "risk_hints": hints.to_json(),
@@ -703,15 +706,20 @@ fn baseline_drift(record: &Value, view: &CatalogView) -> Option<String> {
 /// Input binding (Part II §6.5.5): a promoted program binds against its
 /// entry's `input_schema`; an inline one against the workflow's own `input`
 /// schema (the convention the closed-sets guide documents).
-fn input_findings(program: &Value, record: Option<&Value>, input: &Value) -> Vec<Diagnostic> {
+fn input_findings(
+    lang: &LanguageRuntime,
+    program: &Value,
+    record: Option<&Value>,
+    input: &Value,
+) -> Vec<Diagnostic> {
     let schema = match record {
-        Some(r) => r.get("entry").and_then(|e| e.get("input_schema")),
-        None => program.get("input"),
+        Some(r) => r.get("entry").and_then(|e| e.get("input_schema")).cloned(),
+        None => lang.language.input_schema(program),
     };
     let Some(schema) = schema else {
         return Vec::new();
     };
-    match jsonschema::validator_for(schema) {
+    match jsonschema::validator_for(&schema) {
         Ok(v) => binding::bind(&v, input, "input_binding", "input"),
         Err(e) => vec![binding::binding_root(
             "input_binding",
@@ -720,12 +728,13 @@ fn input_findings(program: &Value, record: Option<&Value>, input: &Value) -> Vec
     }
 }
 
-/// Whether a call completed before the failure (side effects may exist).
-fn any_call_succeeded(events: &[Value], lang: &LanguageRuntime) -> bool {
-    let mapping = lang.engine.mapping();
-    events
-        .iter()
-        .any(|e| mapping.event_kind(e) == Ok(crate::config::EventKind::Call) && mapping.call_ok(e))
+/// Whether a call completed before the failure (side effects may exist),
+/// as the language's trace shows it.
+fn any_call_succeeded(trace: &[Value]) -> bool {
+    trace.iter().any(|step| {
+        step.get("calls").is_some()
+            && step.pointer("/outcome/ok").and_then(Value::as_bool) == Some(true)
+    })
 }
 
 async fn write_with_retry(

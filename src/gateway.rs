@@ -6,7 +6,7 @@ use crate::auth::Authenticator;
 use crate::catalog::CatalogService;
 use crate::classify::{Classifiers, RuleSource};
 use crate::config::{Config, LanguageConfig};
-use crate::engine::EngineClient;
+use crate::engines::SharedEngine;
 use crate::guides::GuideSet;
 use crate::metrics::Metrics;
 use crate::store::Store;
@@ -26,6 +26,8 @@ pub enum StartError {
     Kind { language: String, kind: String },
     #[error("language '{language}': no engine is called '{engine}'")]
     Engine { language: String, engine: String },
+    #[error("engine '{engine}': no engine adapter is called '{kind}'")]
+    EngineKind { engine: String, kind: String },
     #[error("tool declarations: {0}")]
     Tools(String),
     #[error("store: {0}")]
@@ -41,7 +43,7 @@ pub struct LanguageRuntime {
     pub language: Arc<dyn crate::languages::Language>,
     /// The engine it runs on, that engine's configuration, and the catalog
     /// service over that engine.
-    pub engine: EngineClient,
+    pub engine: SharedEngine,
     pub engine_config: crate::config::EngineConfig,
     pub catalog: Arc<CatalogService>,
     guides: RwLock<Arc<GuideSet>>,
@@ -172,7 +174,7 @@ fn load_guides(config: &Config, lang: &LanguageConfig) -> Result<GuideSet, Start
 /// One engine the gateway fronts: its client and the catalog over it.
 pub struct EngineRuntime {
     pub config: crate::config::EngineConfig,
-    pub client: EngineClient,
+    pub client: SharedEngine,
     pub catalog: Arc<CatalogService>,
 }
 
@@ -180,7 +182,7 @@ pub struct EngineRuntime {
 pub struct Gateway {
     pub config: Config,
     /// The default engine (`[engine]`) and its catalog.
-    pub engine: EngineClient,
+    pub engine: SharedEngine,
     pub store: Arc<dyn Store>,
     pub catalog: Arc<CatalogService>,
     /// Every engine by name, the default one included.
@@ -212,11 +214,15 @@ impl Gateway {
             let path =
                 (!engine_config.ca_file.is_empty()).then(|| config.resolve(&engine_config.ca_file));
             let engine_ca = crate::tls::read_ca(&key, path.as_deref())?;
-            let client = EngineClient::with_roots(
+            let client = crate::engines::registry::connect(
                 engine_config,
                 crate::tls::http_roots(engine_ca.as_deref()),
+                metrics.clone(),
             )
-            .with_metrics(metrics.clone());
+            .ok_or_else(|| StartError::EngineKind {
+                engine: name.to_string(),
+                kind: engine_config.kind.clone(),
+            })?;
             let catalog =
                 CatalogService::new(client.clone(), store.clone(), config.cache.catalog_bytes)
                     .count_version_changes(metrics.catalog_version_changes.clone());

@@ -169,9 +169,9 @@ async fn compute(
     diagnostics.extend(context_findings(lang, context));
     if let Some(problem) = lang.language.structure_problem(program) {
         diagnostics.push(problem);
-        return Ok(finish(lang, view, diagnostics, steps));
+        return Ok(finish(lang, view, program, diagnostics, steps));
     }
-    diagnostics.extend(lang.language.native_checks(&steps));
+    diagnostics.extend(lang.language.native_checks(program, &steps, view));
     let visible = view.callable_names();
     // Steps calling something the caller cannot see: the gateway reports them
     // itself and drops whatever the engine says under them, so "unknown" and
@@ -206,18 +206,20 @@ async fn compute(
             diagnostics.push(d);
         }
     }
-    Ok(finish(lang, view, diagnostics, steps))
+    Ok(finish(lang, view, program, diagnostics, steps))
 }
 
 fn finish(
     lang: &LanguageRuntime,
     view: &CatalogView,
-    diagnostics: Vec<Diagnostic>,
+    program: &Value,
+    mut diagnostics: Vec<Diagnostic>,
     steps: Vec<StepInfo>,
 ) -> Verdict {
+    locate_whole_program(lang, program, &mut diagnostics);
     let valid = !diagnostics.iter().any(|d| d.severity == Severity::Error);
     let plan = (valid && lang.config.capabilities.plan).then(|| {
-        lang.language.plan(&steps, &|cap| {
+        lang.language.plan(program, &steps, &|cap| {
             let hints = view.capability_risk(cap)?;
             let risk = view
                 .get(cap)
@@ -262,6 +264,24 @@ pub fn ceiling_findings(
             })
         })
         .collect()
+}
+
+/// Whole-program findings (an empty locator) get the language's root
+/// locator; input and context findings keep their JSON Pointers into those
+/// values (Part II §5.5).
+pub fn locate_whole_program(
+    lang: &LanguageRuntime,
+    program: &Value,
+    diagnostics: &mut [Diagnostic],
+) {
+    let mut root = None;
+    for d in diagnostics.iter_mut() {
+        if d.path.is_empty() && d.code != "input_binding" && d.code != "context_binding" {
+            d.path = root
+                .get_or_insert_with(|| lang.language.root_locator(program))
+                .clone();
+        }
+    }
 }
 
 /// The diagnostic code of [`ceiling_findings`] (closed-sets guide).

@@ -136,7 +136,13 @@ pub struct Diagnostic {
     pub severity: Severity,
     /// A code of the language's closed diagnostic set (or `constraint`).
     pub code: String,
-    /// RFC 6901 JSON Pointer into the submitted program; `""` is the whole program.
+    /// The locator in the language's dialect: an RFC 6901 JSON Pointer into
+    /// the submitted program (`""` is the whole program), or a text range
+    /// (`crate::languages::text_range`), sent as its JSON object.
+    #[serde(
+        serialize_with = "crate::languages::text_range::serialize_locator",
+        deserialize_with = "crate::languages::text_range::deserialize_locator"
+    )]
     pub path: String,
     /// Human-readable text: authored by the rule, or the engine's (redacted) text.
     pub message: String,

@@ -12,6 +12,16 @@ pub fn engine_problems(engine: &EngineConfig) -> Vec<(String, String, String)> {
     let mut problem = |key: &str, what: String, fix: &str| {
         out.push((key.to_string(), what, fix.to_string()));
     };
+    if !crate::engines::registry::kinds().contains(&engine.kind.as_str()) {
+        problem(
+            "engine.kind",
+            format!("no engine adapter is called '{}'", engine.kind),
+            &format!(
+                "use one of: {}",
+                crate::engines::registry::kinds().join(", ")
+            ),
+        );
+    }
     if engine.max_in_flight == 0 {
         problem(
             "engine.max_in_flight",

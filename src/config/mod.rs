@@ -220,6 +220,10 @@ pub struct SentinelConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EngineConfig {
+    /// Which adapter talks to this engine (`rest`, the configurable REST
+    /// mapping, unless named; see `engines::registry`).
+    #[serde(default = "default_engine_kind")]
+    pub kind: String,
     /// Base URL of the engine's REST API (`PILOTAGE_ENGINE_URL`).
     pub url: String,
     /// Upper bound of one catalog or check call.
@@ -248,6 +252,9 @@ pub struct EngineConfig {
     pub ca_file: String,
 }
 
+fn default_engine_kind() -> String {
+    "rest".into()
+}
 fn default_engine_timeout() -> u64 {
     5000
 }

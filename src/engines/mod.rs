@@ -1,5 +1,112 @@
-//! Engine adapters: how the gateway talks to a workflow engine. `rest` is the
-//! configurable REST mapping (`[engine.mapping]`), synchronous and asynchronous
-//! runners alike.
+//! Engine adapters: how the gateway talks to a workflow engine. Every
+//! adapter implements [`Engine`]; the validate and execute operations and the
+//! catalog see an engine only through it. `rest` is the configurable REST
+//! mapping (`[engine.mapping]`), synchronous and asynchronous runners alike;
+//! [`registry`] builds the adapter an engine table's `kind` names.
 
+pub mod registry;
 pub mod rest;
+
+use crate::config::EngineMapping;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One validation problem as the engine phrased it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawProblem {
+    pub is_error: bool,
+    pub text: String,
+    pub location: Option<String>,
+    /// The engine's level when it is in no value table (counted as an error).
+    pub unknown_level: Option<String>,
+}
+
+/// Result of a conditional catalog fetch.
+#[derive(Debug)]
+pub enum CatalogFetch {
+    NotModified,
+    Fresh {
+        etag: Option<String>,
+        capabilities: Vec<Value>,
+    },
+}
+
+/// The runner's terminal state, mapped from the dialect's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    Completed,
+    Failed,
+    TimedOut,
+    Rejected,
+}
+
+/// What the runner answered.
+#[derive(Debug, Clone)]
+pub struct RunReply {
+    pub engine_run_id: Option<String>,
+    pub state: RunState,
+    pub result: Value,
+    pub error: Option<String>,
+    pub events: Vec<Value>,
+    pub problems: Vec<RawProblem>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// Nothing reached the engine (connection refused, DNS, ...).
+    #[error("engine unreachable: {0}")]
+    Unreachable(String),
+    /// The engine answered something the mapping cannot read, or an error status.
+    #[error("engine error: {0}")]
+    Failed(String),
+    /// The engine's run answer shows that nothing started.
+    #[error("the engine started nothing: {0}")]
+    NotStarted(String),
+    /// A run request was sent and then failed; execution may have started.
+    /// Carries whatever events the engine returned with its failure.
+    #[error("engine failed during the run: {message}")]
+    RunBroken { message: String, events: Vec<Value> },
+}
+
+/// One engine the gateway fronts, as the operations use it. Failures are
+/// typed so the caller can route them to the right Pilotage channel: before
+/// execution starts they are `internal` request errors (`NotStarted`,
+/// `Unreachable`, `Failed`); once a run may have started they are outcomes
+/// (`RunBroken`).
+#[async_trait::async_trait]
+pub trait Engine: Send + Sync {
+    /// How the catalog, events and effects of this engine read (an adapter
+    /// that builds its own answers fixes its mapping; the REST adapter's
+    /// comes from the configuration).
+    fn mapping(&self) -> &EngineMapping;
+
+    /// Readiness: the engine answers its health probe.
+    async fn healthy(&self) -> bool;
+
+    /// The tenant's capabilities, revalidated with `etag` when the engine
+    /// supports it.
+    async fn catalog(&self, tenant: &str, etag: Option<&str>) -> Result<CatalogFetch, EngineError>;
+
+    /// The engine's validator: side-effect free.
+    async fn check(
+        &self,
+        tenant: &str,
+        program: &Value,
+        context: Option<&Value>,
+    ) -> Result<Vec<RawProblem>, EngineError>;
+
+    /// Runs a program to a terminal state within `deadline`.
+    async fn run(
+        &self,
+        tenant: &str,
+        program: &Value,
+        input: &Value,
+        context: Option<&Value>,
+        dry_run: bool,
+        deadline: Duration,
+    ) -> Result<RunReply, EngineError>;
+}
+
+/// An engine shared by every request.
+pub type SharedEngine = Arc<dyn Engine>;

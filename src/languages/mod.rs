@@ -6,8 +6,10 @@
 
 pub mod binding;
 pub mod registry;
+pub mod text_range;
 pub mod workflow_v1;
 
+use crate::catalog::CatalogView;
 use crate::classify::Diagnostic;
 use crate::config::EngineMapping;
 use crate::config::language::Bounds;
@@ -37,6 +39,19 @@ pub trait Language: Send + Sync {
     /// build arguments from the schema parse the value by this type.
     fn program_json_type(&self) -> &'static str;
 
+    /// The diagnostic locator dialect (Part II §5.5): `"json-pointer"`, or
+    /// `"text-range"` for a text language, whose locators travel inside
+    /// the gateway as [`text_range`] strings.
+    fn locator(&self) -> &'static str {
+        "json-pointer"
+    }
+
+    /// The locator of a whole-document finding: `""` for JSON Pointers,
+    /// the full document's range for text ranges.
+    fn root_locator(&self, _program: &Value) -> String {
+        String::new()
+    }
+
     /// The validation bounds (Part II §10.1), checked before anything else
     /// looks at the program: a `bounds_exceeded` request error past one.
     fn check_bounds(&self, program: &Value, bounds: &Bounds) -> Result<(), RequestError>;
@@ -50,8 +65,14 @@ pub trait Language: Send + Sync {
     fn steps(&self, program: &Value) -> Vec<StepInfo>;
 
     /// Gateway-native findings on the program's own form, before the
-    /// engine is asked (reserved characters in step ids, ...).
-    fn native_checks(&self, steps: &[StepInfo]) -> Vec<Diagnostic>;
+    /// engine is asked (reserved characters in step ids, ...), and on what
+    /// the engine would let through, judged against the caller's catalog.
+    fn native_checks(
+        &self,
+        program: &Value,
+        steps: &[StepInfo],
+        catalog: &CatalogView,
+    ) -> Vec<Diagnostic>;
 
     /// The diagnostic for a step calling a capability the caller cannot see,
     /// located in this language's locator dialect; `visible` gives the
@@ -66,6 +87,7 @@ pub trait Language: Send + Sync {
     /// capability's risk and hints.
     fn plan(
         &self,
+        program: &Value,
         steps: &[StepInfo],
         risk_of: &dyn Fn(&str) -> Option<(String, RiskHints)>,
     ) -> Value;
@@ -76,6 +98,7 @@ pub trait Language: Send + Sync {
     /// The engine's events → the flat trace at level `full` (Part II §5.8).
     fn trace(
         &self,
+        program: &Value,
         events: &[Value],
         mapping: &EngineMapping,
         steps: &[StepInfo],
@@ -84,4 +107,11 @@ pub trait Language: Send + Sync {
 
     /// A `full` trace cut down to level `summary`.
     fn summarize(&self, steps: &[Value]) -> Vec<Value>;
+
+    /// The JSON Schema an inline program's `input` binds against (Part II
+    /// §6.5.5), when the program declares one.
+    fn input_schema(&self, program: &Value) -> Option<Value>;
+
+    /// The name a program gives itself, shown on its promoted entry.
+    fn program_name(&self, program: &Value) -> Option<String>;
 }

@@ -16,67 +16,11 @@ mod poll;
 mod run;
 mod transport;
 
+pub use super::{CatalogFetch, EngineError, RawProblem, RunReply, RunState};
 use crate::config::{EngineConfig, EngineMapping};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// One validation problem as the engine phrased it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RawProblem {
-    pub is_error: bool,
-    pub text: String,
-    pub location: Option<String>,
-    /// The engine's level when it is in no value table (counted as an error).
-    pub unknown_level: Option<String>,
-}
-
-/// Result of a conditional catalog fetch.
-#[derive(Debug)]
-pub enum CatalogFetch {
-    NotModified,
-    Fresh {
-        etag: Option<String>,
-        capabilities: Vec<Value>,
-    },
-}
-
-/// The runner's terminal state, mapped from the dialect's values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunState {
-    Completed,
-    Failed,
-    TimedOut,
-    Rejected,
-}
-
-/// What the runner answered.
-#[derive(Debug, Clone)]
-pub struct RunReply {
-    pub engine_run_id: Option<String>,
-    pub state: RunState,
-    pub result: Value,
-    pub error: Option<String>,
-    pub events: Vec<Value>,
-    pub problems: Vec<RawProblem>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// Nothing reached the engine (connection refused, DNS, ...).
-    #[error("engine unreachable: {0}")]
-    Unreachable(String),
-    /// The engine answered something the mapping cannot read, or an error status.
-    #[error("engine error: {0}")]
-    Failed(String),
-    /// The engine's run answer shows that nothing started.
-    #[error("the engine started nothing: {0}")]
-    NotStarted(String),
-    /// A run request was sent and then failed; execution may have started.
-    /// Carries whatever events the engine returned with its failure.
-    #[error("engine failed during the run: {message}")]
-    RunBroken { message: String, events: Vec<Value> },
-}
 
 /// Client for one engine.
 #[derive(Clone)]
@@ -169,5 +113,41 @@ fn transport_error(e: transport::CallError) -> EngineError {
         EngineError::Unreachable(e.to_string())
     } else {
         EngineError::Failed(e.to_string())
+    }
+}
+
+#[async_trait::async_trait]
+impl super::Engine for EngineClient {
+    fn mapping(&self) -> &EngineMapping {
+        EngineClient::mapping(self)
+    }
+
+    async fn healthy(&self) -> bool {
+        EngineClient::healthy(self).await
+    }
+
+    async fn catalog(&self, tenant: &str, etag: Option<&str>) -> Result<CatalogFetch, EngineError> {
+        EngineClient::catalog(self, tenant, etag).await
+    }
+
+    async fn check(
+        &self,
+        tenant: &str,
+        program: &Value,
+        context: Option<&Value>,
+    ) -> Result<Vec<RawProblem>, EngineError> {
+        EngineClient::check(self, tenant, program, context).await
+    }
+
+    async fn run(
+        &self,
+        tenant: &str,
+        program: &Value,
+        input: &Value,
+        context: Option<&Value>,
+        dry_run: bool,
+        deadline: Duration,
+    ) -> Result<RunReply, EngineError> {
+        EngineClient::run(self, tenant, program, input, context, dry_run, deadline).await
     }
 }

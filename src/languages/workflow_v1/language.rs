@@ -2,6 +2,7 @@
 //! a thin seam over this folder's program walker, checks, plan and trace.
 
 use super::{checks, plan, program, trace};
+use crate::catalog::CatalogView;
 use crate::classify::Diagnostic;
 use crate::config::EngineMapping;
 use crate::config::language::Bounds;
@@ -40,7 +41,12 @@ impl Language for WorkflowV1 {
         program::steps(program)
     }
 
-    fn native_checks(&self, steps: &[StepInfo]) -> Vec<Diagnostic> {
+    fn native_checks(
+        &self,
+        _program: &Value,
+        steps: &[StepInfo],
+        _catalog: &CatalogView,
+    ) -> Vec<Diagnostic> {
         checks::reserved_ids(steps)
     }
 
@@ -54,6 +60,7 @@ impl Language for WorkflowV1 {
 
     fn plan(
         &self,
+        _program: &Value,
         steps: &[StepInfo],
         risk_of: &dyn Fn(&str) -> Option<(String, RiskHints)>,
     ) -> Value {
@@ -66,6 +73,7 @@ impl Language for WorkflowV1 {
 
     fn trace(
         &self,
+        _program: &Value,
         events: &[Value],
         mapping: &EngineMapping,
         steps: &[StepInfo],
@@ -76,5 +84,16 @@ impl Language for WorkflowV1 {
 
     fn summarize(&self, steps: &[Value]) -> Vec<Value> {
         trace::summarize(steps)
+    }
+
+    fn input_schema(&self, program: &Value) -> Option<Value> {
+        program.get("input").cloned()
+    }
+
+    fn program_name(&self, program: &Value) -> Option<String> {
+        program
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
     }
 }

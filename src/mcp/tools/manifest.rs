@@ -73,7 +73,7 @@ fn language_entry(lang: &LanguageRuntime, perms: Permissions) -> Value {
     }
     e.insert("loop".into(), Value::Object(loop_tools));
     e.insert("capabilities".into(), Value::Object(capabilities));
-    e.insert("locator".into(), json!("json-pointer"));
+    e.insert("locator".into(), json!(lang.language.locator()));
     if let Some((schema, _)) = &lang.context_schema {
         e.insert("context_schema".into(), schema.clone());
     }

@@ -5,3 +5,4 @@
 //! in `docs/mistral-v2.md`.
 
 pub mod document;
+pub mod workflow;

@@ -4,5 +4,7 @@
 //! [`crate::languages::Language`] by [`MistralV2`]. The design decisions are
 //! in `docs/mistral-v2.md`.
 
+pub mod bounds;
 pub mod document;
+pub mod input;
 pub mod workflow;

@@ -5,6 +5,8 @@
 //! in `docs/mistral-v2.md`.
 
 pub mod bounds;
+pub mod checks;
 pub mod document;
+pub mod expressions;
 pub mod input;
 pub mod workflow;

@@ -72,6 +72,9 @@ pub struct Task {
     /// Names published by the task (`publish`, `publish-on-error`, and the
     /// `publish` of its transitions).
     pub publishes: Vec<String>,
+    /// Names a transition publishes to Mistral's `global` scope, which every
+    /// task can read once published.
+    pub global_publishes: Vec<String>,
     /// Transitions, including those inherited from `task-defaults`.
     pub transitions: Vec<Transition>,
     pub with_items: Option<WithItems>,
@@ -318,16 +321,17 @@ fn read_task(name: &str, key: &Node, body: &Node, defaults: &[Transition]) -> Ta
         None => InputKeys::Unknown,
     });
     let mut publishes = Vec::new();
+    let mut global_publishes = Vec::new();
     for k in ["publish", "publish-on-error"] {
         if let Some(p) = body.get(k) {
-            publish_keys(p, &mut publishes);
+            publish_keys(p, &mut publishes, &mut global_publishes);
         }
     }
     for on in On::ALL {
         if let Some(t) = body.get(on.key())
             && let Some(p) = t.get("publish")
         {
-            publish_keys(p, &mut publishes);
+            publish_keys(p, &mut publishes, &mut global_publishes);
         }
     }
     let mut own = transitions(body, false);
@@ -362,6 +366,7 @@ fn read_task(name: &str, key: &Node, body: &Node, defaults: &[Transition]) -> Ta
         workflow,
         input,
         publishes,
+        global_publishes,
         transitions: own,
         with_items,
         join: body.get("join").and_then(Node::as_str).map(str::to_string),
@@ -371,14 +376,29 @@ fn read_task(name: &str, key: &Node, body: &Node, defaults: &[Transition]) -> Ta
 
 /// Published names: a mapping's keys, or under Mistral's `branch`/`global`
 /// scopes of a transition's `publish`.
-fn publish_keys(node: &Node, out: &mut Vec<String>) {
+fn publish_keys(node: &Node, out: &mut Vec<String>, global: &mut Vec<String>) {
     for (k, v) in node.entries().unwrap_or_default() {
         match k.as_str() {
-            Some("branch" | "global") if v.entries().is_some() => publish_keys(v, out),
+            Some("branch") if v.entries().is_some() => {
+                out.extend(keys(v));
+            }
+            Some("global") if v.entries().is_some() => {
+                let names = keys(v);
+                out.extend(names.iter().cloned());
+                global.extend(names);
+            }
             Some(name) => out.push(name.to_string()),
             None => {}
         }
     }
+}
+
+fn keys(map: &Node) -> Vec<String> {
+    map.entries()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|(k, _)| k.as_str().map(str::to_string))
+        .collect()
 }
 
 /// The transitions written in `body` (a task or `task-defaults`).

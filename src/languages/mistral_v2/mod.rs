@@ -12,4 +12,5 @@ pub mod expressions;
 mod fixtures;
 pub mod input;
 pub mod plan;
+pub mod trace;
 pub mod workflow;

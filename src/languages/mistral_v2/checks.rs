@@ -161,14 +161,26 @@ pub fn dropped_parameters(wf: &Workflow) -> Vec<Diagnostic> {
     for task in &wf.tasks {
         let Some(action) = &task.action else { continue };
         for p in action.params.iter().filter(|p| !p.kept) {
+            let digits: String = p.raw.chars().take_while(char::is_ascii_digit).collect();
+            let (what, hint) = if digits.is_empty() {
+                (
+                    "is an unquoted string: Mistral would silently drop it".to_string(),
+                    format!("quote the value: {}='{}'", p.name, p.raw),
+                )
+            } else {
+                (
+                    format!("is not plain digits: Mistral would read it as {digits}"),
+                    format!("write it as an expression: {}=<% {} %>", p.name, p.raw),
+                )
+            };
             out.push(error(
                 "dropped_parameter",
                 p.range,
                 format!(
-                    "inline parameter '{}={}' of task '{}' is an unquoted string: Mistral would silently drop it",
+                    "inline parameter '{}={}' of task '{}' {what}",
                     p.name, p.raw, task.name
                 ),
-                Some(format!("quote the value: {}='{}'", p.name, p.raw)),
+                Some(hint),
             ));
         }
     }

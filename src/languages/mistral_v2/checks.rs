@@ -38,6 +38,7 @@ pub fn all(doc: &Document, catalog: &CatalogView) -> Vec<Diagnostic> {
     };
     out.extend(structure(doc));
     out.extend(reserved_names(wf));
+    out.extend(generated_id_clashes(wf));
     out.extend(duplicate_tasks(wf));
     out.extend(unknown_tasks(wf));
     out.extend(dropped_parameters(wf));
@@ -95,6 +96,35 @@ pub fn reserved_names(wf: &Workflow) -> Vec<Diagnostic> {
                 ),
                 Some(format!("rename the task, e.g. '{}'", t.name.replace(['#', '/'], "_"))),
             )
+        })
+        .collect()
+}
+
+/// A task named like a construct id the plan and trace generate for
+/// another task (`T.next`, `T.items`): the two would be indistinguishable.
+pub fn generated_id_clashes(wf: &Workflow) -> Vec<Diagnostic> {
+    let mut generated: HashMap<String, &str> = HashMap::new();
+    for t in &wf.tasks {
+        if super::plan::task_transitions(wf, t).next().is_some() {
+            generated.insert(super::plan::branch_id(&t.name), &t.name);
+        }
+        if t.with_items.is_some() {
+            generated.insert(super::plan::loop_id(&t.name), &t.name);
+        }
+    }
+    wf.tasks
+        .iter()
+        .filter_map(|t| {
+            let owner = generated.get(&t.name)?;
+            Some(error(
+                "reserved_id",
+                t.key_range,
+                format!(
+                    "task name '{}' is the id the plan and trace give to a construct of task '{owner}'",
+                    t.name
+                ),
+                Some(format!("rename the task, e.g. '{}'", t.name.replace('.', "_"))),
+            ))
         })
         .collect()
 }
@@ -419,6 +449,18 @@ mod tests {
         let d = duplicate_tasks(&w);
         assert_eq!(codes_at(&d), [("duplicate_task".to_string(), "@6:5-6:5".to_string())]);
         assert!(d[0].message.contains("(line 8)"), "{}", d[0].message);
+    }
+
+    #[test]
+    fn a_task_named_like_a_generated_id() {
+        let w = wf("version: '2.0'\nwf:\n  tasks:\n    a:\n      on-success: [a.next]\n    a.next:\n      with-items: i in [1]\n    a.next.items: {}\n    b.next: {}\n");
+        assert_eq!(
+            codes_at(&generated_id_clashes(&w)),
+            [
+                ("reserved_id".to_string(), "@6:5-6:10".to_string()),
+                ("reserved_id".to_string(), "@8:5-8:16".to_string()),
+            ]
+        );
     }
 
     #[test]

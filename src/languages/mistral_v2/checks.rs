@@ -42,7 +42,9 @@ pub fn all(doc: &Document, catalog: &CatalogView) -> Vec<Diagnostic> {
     out.extend(duplicate_tasks(wf));
     out.extend(unknown_tasks(wf));
     out.extend(dropped_parameters(wf));
-    out.extend(action_inputs(wf, &|name| visible_input_schema(catalog, name)));
+    out.extend(action_inputs(wf, &|name| {
+        visible_input_schema(catalog, name)
+    }));
     out.extend(undefined_variables(wf));
     out
 }
@@ -302,7 +304,10 @@ pub fn action_inputs(wf: &Workflow, schema_of: &dyn Fn(&str) -> Option<Value>) -
                     action.name, task.name
                 ),
                 Some(if close.is_empty() {
-                    format!("its inputs are {}", quoted_list(&known.iter().map(String::as_str).collect::<Vec<_>>()))
+                    format!(
+                        "its inputs are {}",
+                        quoted_list(&known.iter().map(String::as_str).collect::<Vec<_>>())
+                    )
                 } else {
                     format!("close match: {}", close.join(", "))
                 }),
@@ -362,7 +367,11 @@ pub fn undefined_variables(wf: &Workflow) -> Vec<Diagnostic> {
     for s in &wf.output_scalars {
         for name in variable_reads(&s.value) {
             if !all.contains(name.as_str()) {
-                out.push(undefined(&name, s.range, &format!("the output of workflow '{}'", wf.name)));
+                out.push(undefined(
+                    &name,
+                    s.range,
+                    &format!("the output of workflow '{}'", wf.name),
+                ));
             }
         }
     }
@@ -373,9 +382,7 @@ fn undefined(name: &str, at: TextRange, place: &str) -> Diagnostic {
     error(
         "undefined_variable",
         at,
-        format!(
-            "{place} reads '{name}', which no input, vars entry or earlier publish defines"
-        ),
+        format!("{place} reads '{name}', which no input, vars entry or earlier publish defines"),
         Some(format!(
             "declare '{name}' in the workflow's input, or publish it in a task that runs before (a task in a parallel branch does not count)"
         )),
@@ -387,7 +394,10 @@ fn ancestors(wf: &Workflow) -> HashMap<&str, HashSet<&str>> {
     let mut parents: HashMap<&str, Vec<&str>> = HashMap::new();
     for t in &wf.tasks {
         for tr in t.transitions.iter().filter(|tr| !tr.command) {
-            parents.entry(tr.target.as_str()).or_default().push(t.name.as_str());
+            parents
+                .entry(tr.target.as_str())
+                .or_default()
+                .push(t.name.as_str());
         }
     }
     let mut out = HashMap::new();
@@ -441,19 +451,26 @@ mod tests {
 
     #[test]
     fn reserved_characters_and_duplicate_tasks() {
-        let w = wf("version: '2.0'\nwf:\n  tasks:\n    a#1:\n      action: std.noop\n    b:\n      action: std.noop\n    b:\n      action: std.noop\n");
+        let w = wf(
+            "version: '2.0'\nwf:\n  tasks:\n    a#1:\n      action: std.noop\n    b:\n      action: std.noop\n    b:\n      action: std.noop\n",
+        );
         assert_eq!(
             codes_at(&reserved_names(&w)),
             [("reserved_character".to_string(), "@4:5-4:7".to_string())]
         );
         let d = duplicate_tasks(&w);
-        assert_eq!(codes_at(&d), [("duplicate_task".to_string(), "@6:5-6:5".to_string())]);
+        assert_eq!(
+            codes_at(&d),
+            [("duplicate_task".to_string(), "@6:5-6:5".to_string())]
+        );
         assert!(d[0].message.contains("(line 8)"), "{}", d[0].message);
     }
 
     #[test]
     fn a_task_named_like_a_generated_id() {
-        let w = wf("version: '2.0'\nwf:\n  tasks:\n    a:\n      on-success: [a.next]\n    a.next:\n      with-items: i in [1]\n    a.next.items: {}\n    b.next: {}\n");
+        let w = wf(
+            "version: '2.0'\nwf:\n  tasks:\n    a:\n      on-success: [a.next]\n    a.next:\n      with-items: i in [1]\n    a.next.items: {}\n    b.next: {}\n",
+        );
         assert_eq!(
             codes_at(&generated_id_clashes(&w)),
             [
@@ -465,26 +482,42 @@ mod tests {
 
     #[test]
     fn transitions_to_unknown_tasks_with_a_close_match() {
-        let w = wf("version: '2.0'\nwf:\n  tasks:\n    first:\n      action: std.noop\n      on-success:\n        - secnd: <% true %>\n        - fail\n      on-error: second\n    second:\n      action: std.noop\n");
+        let w = wf(
+            "version: '2.0'\nwf:\n  tasks:\n    first:\n      action: std.noop\n      on-success:\n        - secnd: <% true %>\n        - fail\n      on-error: second\n    second:\n      action: std.noop\n",
+        );
         let d = unknown_tasks(&w);
-        assert_eq!(codes_at(&d), [("unknown_task".to_string(), "@7:11-7:15".to_string())]);
+        assert_eq!(
+            codes_at(&d),
+            [("unknown_task".to_string(), "@7:11-7:15".to_string())]
+        );
         assert_eq!(d[0].hint.as_deref(), Some("close match: second"));
     }
 
     #[test]
     fn unquoted_inline_strings_are_dropped_by_mistral() {
-        let w = wf("version: '2.0'\nwf:\n  tasks:\n    t:\n      action: std.echo output=red delay=1 x='y'\n");
+        let w = wf(
+            "version: '2.0'\nwf:\n  tasks:\n    t:\n      action: std.echo output=red delay=1 x='y'\n",
+        );
         let d = dropped_parameters(&w);
-        assert_eq!(codes_at(&d), [("dropped_parameter".to_string(), "@5:24-5:33".to_string())]);
+        assert_eq!(
+            codes_at(&d),
+            [("dropped_parameter".to_string(), "@5:24-5:33".to_string())]
+        );
         assert_eq!(d[0].hint.as_deref(), Some("quote the value: output='red'"));
     }
 
     #[test]
     fn missing_and_unexpected_inputs_of_visible_actions_only() {
-        let w = wf("version: '2.0'\nwf:\n  tasks:\n    h:\n      action: std.http methd='GET'\n    e:\n      action: std.echo\n      input:\n        output: 1\n        colour: red\n    x:\n      action: std.echo\n      input: <% $.anything %>\n    hidden:\n      action: secret.thing\n");
+        let w = wf(
+            "version: '2.0'\nwf:\n  tasks:\n    h:\n      action: std.http methd='GET'\n    e:\n      action: std.echo\n      input:\n        output: 1\n        colour: red\n    x:\n      action: std.echo\n      input: <% $.anything %>\n    hidden:\n      action: secret.thing\n",
+        );
         let schema = |name: &str| match name {
-            "std.http" => Some(json!({"type": "object", "properties": {"url": {}, "method": {"default": "GET"}}, "required": ["url"], "additionalProperties": false})),
-            "std.echo" => Some(json!({"type": "object", "properties": {"output": {}, "delay": {"default": 0}}, "required": ["output"]})),
+            "std.http" => Some(
+                json!({"type": "object", "properties": {"url": {}, "method": {"default": "GET"}}, "required": ["url"], "additionalProperties": false}),
+            ),
+            "std.echo" => Some(
+                json!({"type": "object", "properties": {"output": {}, "delay": {"default": 0}}, "required": ["output"]}),
+            ),
             _ => None,
         };
         let d = action_inputs(&w, &schema);
@@ -502,9 +535,14 @@ mod tests {
 
     #[test]
     fn undefined_variables_only_where_certain() {
-        let w = wf("version: '2.0'\nwf:\n  input: [name]\n  vars:\n    v: 1\n  output:\n    r: <% $.late %>\n    bad: <% $.never %>\n  tasks:\n    a:\n      action: std.echo output=<% $.name %>\n      publish:\n        x: 1\n      on-success: [b, c]\n    b:\n      action: std.echo output=<% $.x %>\n      publish:\n        late: 2\n    c:\n      action: std.echo output=<% $.late %>\n    d:\n      with-items: i in <% [1] %>\n      action: std.echo output=<% $.i + $.v %>\n      publish:\n        own: <% $.own2 %>\n");
+        let w = wf(
+            "version: '2.0'\nwf:\n  input: [name]\n  vars:\n    v: 1\n  output:\n    r: <% $.late %>\n    bad: <% $.never %>\n  tasks:\n    a:\n      action: std.echo output=<% $.name %>\n      publish:\n        x: 1\n      on-success: [b, c]\n    b:\n      action: std.echo output=<% $.x %>\n      publish:\n        late: 2\n    c:\n      action: std.echo output=<% $.late %>\n    d:\n      with-items: i in <% [1] %>\n      action: std.echo output=<% $.i + $.v %>\n      publish:\n        own: <% $.own2 %>\n",
+        );
         let d = undefined_variables(&w);
-        let found: Vec<_> = d.iter().map(|d| (d.path.as_str(), d.message.split('\'').nth(3).unwrap_or(""))).collect();
+        let found: Vec<_> = d
+            .iter()
+            .map(|d| (d.path.as_str(), d.message.split('\'').nth(3).unwrap_or("")))
+            .collect();
         // c runs beside b, not after it; own2 is published nowhere; the
         // output sees every publish but not 'never'.
         assert_eq!(

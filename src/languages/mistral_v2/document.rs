@@ -154,14 +154,21 @@ impl Lines {
         while line >= floor.line && line >= 1 {
             let chars = self.0.get(line - 1).map_or(&[][..], |l| &l[..]);
             let upto = end_col.min(chars.len());
-            let start_col = if line == floor.line { floor.column - 1 } else { 0 };
+            let start_col = if line == floor.line {
+                floor.column - 1
+            } else {
+                0
+            };
             let body = &chars[..upto];
             let comment_line = body.iter().find(|c| !c.is_whitespace()) == Some(&'#')
                 && !(line == floor.line && start_col > 0);
             if !comment_line
                 && let Some(i) = (start_col..upto).rev().find(|&i| !body[i].is_whitespace())
             {
-                return Some(Position { line, column: i + 1 });
+                return Some(Position {
+                    line,
+                    column: i + 1,
+                });
             }
             if line == 1 {
                 break;

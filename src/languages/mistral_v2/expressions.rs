@@ -119,7 +119,9 @@ mod tests {
         ] {
             let reads = variable_reads(text);
             assert!(
-                reads.iter().all(|r| ["items", "list"].contains(&r.as_str())),
+                reads
+                    .iter()
+                    .all(|r| ["items", "list"].contains(&r.as_str())),
                 "{text}: {reads:?}"
             );
         }

@@ -177,10 +177,33 @@ mod tests {
         let steps = l.steps(&p);
         let rows: Vec<_> = steps
             .iter()
-            .map(|s| (s.id.clone().unwrap(), s.kind, s.capability.clone(), s.pointer.clone()))
+            .map(|s| {
+                (
+                    s.id.clone().unwrap(),
+                    s.kind,
+                    s.capability.clone(),
+                    s.pointer.clone(),
+                )
+            })
             .collect();
-        assert_eq!(rows[0], ("start".into(), StepKind::Call, Some("std.echo".into()), "@4:5-10:25".into()));
-        assert_eq!(rows[3], ("cleanup".into(), StepKind::Call, Some("sub".into()), "@18:5-19:19".into()));
+        assert_eq!(
+            rows[0],
+            (
+                "start".into(),
+                StepKind::Call,
+                Some("std.echo".into()),
+                "@4:5-10:25".into()
+            )
+        );
+        assert_eq!(
+            rows[3],
+            (
+                "cleanup".into(),
+                StepKind::Call,
+                Some("sub".into()),
+                "@18:5-19:19".into()
+            )
+        );
         assert_eq!(l.step_locators(&steps)["each"], "@11:5-14:24");
         assert_eq!(l.program_name(&p).as_deref(), Some("wf"));
         assert_eq!(l.root_locator(&p), TextRange::whole(SHAPES).encode());

@@ -747,7 +747,17 @@ wf:
 
     #[test]
     fn inline_values_mistral_keeps() {
-        for raw in ["'a b'", "\"x\"", "<% $.x %>", "{{ 1 + 1 }}", "[1, 2]", "{\"a\": 1}", "true", "null", "12"] {
+        for raw in [
+            "'a b'",
+            "\"x\"",
+            "<% $.x %>",
+            "{{ 1 + 1 }}",
+            "[1, 2]",
+            "{\"a\": 1}",
+            "true",
+            "null",
+            "12",
+        ] {
             assert!(kept(raw), "{raw}");
         }
         for raw in ["red", "a.b", "yes", "True", "1a", "-3", "0.5", ""] {
@@ -758,6 +768,9 @@ wf:
         let call = action_call(doc.get("a").unwrap()).unwrap();
         assert_eq!(call.name, "std.http");
         let raws: Vec<_> = call.params.iter().map(|p| p.raw.as_str()).collect();
-        assert_eq!(raws, ["'http://x/a b'", "{\"k\": [1, \"}\"]}", "<% 1 + 2 %>"]);
+        assert_eq!(
+            raws,
+            ["'http://x/a b'", "{\"k\": [1, \"}\"]}", "<% 1 + 2 %>"]
+        );
     }
 }

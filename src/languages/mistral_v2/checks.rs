@@ -33,10 +33,10 @@ fn error(code: &str, at: TextRange, message: String, hint: Option<String>) -> Di
 /// Every native finding on `doc`, in document order per check.
 pub fn all(doc: &Document, catalog: &CatalogView) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    out.extend(structure(doc));
     let Some(wf) = doc.workflows.first() else {
         return out;
     };
-    out.extend(structure(doc));
     out.extend(reserved_names(wf));
     out.extend(generated_id_clashes(wf));
     out.extend(duplicate_tasks(wf));
@@ -49,9 +49,39 @@ pub fn all(doc: &Document, catalog: &CatalogView) -> Vec<Diagnostic> {
     out
 }
 
-/// One direct workflow per program.
+/// Text the gateway cannot read as YAML. Mistral reports its own YAML
+/// errors with their positions; the gateway refuses such text as well,
+/// because a document it cannot read is one whose actions it cannot check
+/// (its parser and Mistral's could disagree).
+pub fn unreadable(text: &str) -> Option<Diagnostic> {
+    let failure = super::document::parse(text).err()?;
+    Some(error(
+        "invalid_structure",
+        failure.at,
+        format!(
+            "the program is not a YAML document the gateway can read: {}",
+            failure.message
+        ),
+        Some("fix the YAML syntax at this position".into()),
+    ))
+}
+
+/// One direct workflow per program, written without YAML aliases or merge
+/// keys.
 pub fn structure(doc: &Document) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = doc
+        .unsupported
+        .iter()
+        .map(|(what, at)| {
+            error(
+                "invalid_structure",
+                *at,
+                format!("the document uses {what}; mistral/v2 programs are written out in full"),
+                Some("write the aliased or merged values out where they are used".into()),
+            )
+        })
+        .collect();
+    out.extend(doc
         .workflows
         .iter()
         .skip(1)
@@ -65,8 +95,7 @@ pub fn structure(doc: &Document) -> Vec<Diagnostic> {
                 ),
                 Some("send each workflow as a program of its own".into()),
             )
-        })
-        .collect();
+        }));
     if let Some(wf) = doc.workflows.first()
         && wf.kind != "direct"
     {
@@ -553,6 +582,20 @@ mod tests {
                 ("@8:10-8:22", "never"),
             ]
         );
+    }
+
+    #[test]
+    fn aliases_merge_keys_and_unreadable_text_are_refused() {
+        let doc =
+            read("version: '2.0'\nwf:\n  tasks:\n    t:\n      <<: {action: std.ssh}\n").unwrap();
+        assert_eq!(
+            codes_at(&structure(&doc)),
+            [("invalid_structure".to_string(), "@5:7-5:8".to_string())]
+        );
+        let d = unreadable("version: '2.0'\nwf: [\n").unwrap();
+        assert_eq!(d.code, "invalid_structure");
+        assert!(TextRange::decode(&d.path).is_some());
+        assert!(unreadable("version: '2.0'\n").is_none());
     }
 
     #[test]

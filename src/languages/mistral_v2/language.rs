@@ -96,7 +96,13 @@ impl Language for MistralV2 {
         _steps: &[StepInfo],
         catalog: &CatalogView,
     ) -> Vec<Diagnostic> {
-        document(program).map_or_else(Vec::new, |doc| checks::all(&doc, catalog))
+        let Some(text) = program.as_str() else {
+            return Vec::new();
+        };
+        match workflow::read(text) {
+            Some(doc) => checks::all(&doc, catalog),
+            None => checks::unreadable(text).into_iter().collect(),
+        }
     }
 
     fn unknown_capability(&self, step: &StepInfo, name: &str, visible: &[String]) -> Diagnostic {

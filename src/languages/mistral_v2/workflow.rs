@@ -19,6 +19,9 @@ pub const ENGINE_COMMANDS: [&str; 4] = ["fail", "succeed", "pause", "noop"];
 #[derive(Debug, Clone, Default)]
 pub struct Document {
     pub workflows: Vec<Workflow>,
+    /// A YAML feature the gateway does not follow (alias, merge key), and
+    /// where.
+    pub unsupported: Option<(&'static str, TextRange)>,
 }
 
 /// One workflow.
@@ -160,8 +163,8 @@ pub struct WithItems {
     pub range: TextRange,
 }
 
-/// Reads `text` (`None` when it is not YAML the gateway can parse: Mistral
-/// reports those itself).
+/// Reads `text` (`None` when it is not YAML the gateway can parse, or
+/// holds no document).
 pub fn read(text: &str) -> Option<Document> {
     let root = document::parse(text).ok()??;
     Some(read_document(&root))
@@ -176,7 +179,10 @@ fn read_document(root: &Node) -> Document {
         }
         workflows.push(read_workflow(name, key, body));
     }
-    Document { workflows }
+    Document {
+        workflows,
+        unsupported: document::unsupported_feature(root),
+    }
 }
 
 fn span(key: &Node, body: &Node) -> TextRange {

@@ -672,20 +672,32 @@ async fn a_create_the_validator_refuses_is_rejected_with_nothing_run() {
     ));
 }
 
-/// A proxy in front of Mistral that forwards every request, and answers
-/// the first `POST /v2/executions` with 503 after Mistral has taken it:
-/// the start happened, its answer was lost.
-async fn lossy_proxy(upstream: String) -> String {
+/// A proxy in front of Mistral that forwards every request and counts the
+/// requests open at once; with `lose_first_start`, it answers the first
+/// `POST /v2/executions` with 503 after Mistral has taken it (the start
+/// happened, its answer was lost).
+struct Proxy {
+    url: String,
+    most_open: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+async fn proxy(upstream: String, lose_first_start: bool) -> Proxy {
     use axum::body::Bytes;
     use axum::extract::Request;
     use axum::response::IntoResponse;
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let dropped = Arc::new(AtomicBool::new(false));
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let dropped = Arc::new(AtomicBool::new(!lose_first_start));
+    let open = Arc::new(AtomicUsize::new(0));
+    let most_open = Arc::new(AtomicUsize::new(0));
     let client = reqwest::Client::new();
+    let counted = most_open.clone();
     let app = axum::Router::new().fallback(move |req: Request| {
         let (dropped, client, upstream) = (dropped.clone(), client.clone(), upstream.clone());
+        let (open, most_open) = (open.clone(), counted.clone());
         async move {
+            let now = open.fetch_add(1, Ordering::SeqCst) + 1;
+            most_open.fetch_max(now, Ordering::SeqCst);
             let (parts, body) = req.into_parts();
             let body: Bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap();
             let path = parts.uri.path_and_query().unwrap().as_str();
@@ -699,6 +711,7 @@ async fn lossy_proxy(upstream: String) -> String {
             let resp = forward.body(body).send().await.unwrap();
             let status = resp.status();
             let text = resp.bytes().await.unwrap();
+            open.fetch_sub(1, Ordering::SeqCst);
             if parts.method == "POST"
                 && parts.uri.path() == "/v2/executions"
                 && !dropped.swap(true, Ordering::SeqCst)
@@ -718,14 +731,30 @@ async fn lossy_proxy(upstream: String) -> String {
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    url
+    Proxy { url, most_open }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_in_flight_bounds_the_calls_open_at_once() {
+    let Some(url) = mistral_url() else { return };
+    let proxy = proxy(url, false).await;
+    let engine = adapter(&proxy.url, "max_in_flight = 3", "page_size = 1");
+    let t = tenant("bound");
+    // Six listings of 15 pages each, all at once.
+    let one = || engine.catalog(&t, None);
+    let all = tokio::join!(one(), one(), one(), one(), one(), one());
+    for listed in [all.0, all.1, all.2, all.3, all.4, all.5] {
+        assert_eq!(capabilities(listed.unwrap()).1.len(), 14);
+    }
+    let most = proxy.most_open.load(std::sync::atomic::Ordering::SeqCst);
+    assert!((1..=3).contains(&most), "{most} calls were open at once");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_start_whose_answer_was_lost_is_sent_again_as_the_same_execution() {
     let Some(url) = mistral_url() else { return };
-    let proxy = lossy_proxy(url.clone()).await;
-    let engine = adapter(&proxy, "retries = 2", "");
+    let proxy = proxy(url.clone(), true).await;
+    let engine = adapter(&proxy.url, "retries = 2", "");
     let t = tenant("lost");
     let reply = run(&engine, &t, HELLO, json!({"name": "twice"})).await;
     assert_eq!(reply.state, RunState::Completed, "{reply:?}");

@@ -170,6 +170,27 @@ pub fn mcp_execute() -> Body {
     )
 }
 
+/// The execute tool at trace level `level`, stored; with `keyed`, every
+/// request carries its own idempotency key ([`idempotency_key`]).
+pub fn mcp_execute_at(level: &str, keyed: bool) -> Body {
+    let mut arguments = json!({"workflow": program(false), "input": input(), "mode": "immediate",
+                               "trace_level": level, "store": true});
+    if keyed {
+        arguments["idempotency_key"] = Value::String(idempotency_key(level, COUNTER));
+    }
+    build(tools_call("run_workflow", arguments), keyed)
+}
+
+/// The idempotency key of request `n` of [`mcp_execute_at`].
+pub fn idempotency_key(level: &str, n: impl std::fmt::Display) -> String {
+    format!("capacity-{level}-{n}")
+}
+
+/// The trace fetch tool on one stored run.
+pub fn mcp_trace_fetch(run_id: &str) -> Body {
+    build(tools_call("trace_workflow", json!({"run_id": run_id})), false)
+}
+
 /// `pilotage_manifest`.
 pub fn mcp_manifest() -> Body {
     build(tools_call("pilotage_manifest", json!({})), false)

@@ -2,7 +2,8 @@
 //! `docs/scaling.md`, measured on a gateway with the Redis store (the
 //! deployment shape), called with an API key as agents are.
 //!
-//! Per operation (validate, execute, trace fetch, catalog list):
+//! Per operation (validate, execute with and without an idempotency key,
+//! trace fetch, catalog list):
 //! - CPU per request of the gateway, the engine and Redis under a closed
 //!   loop of [`CONNECTIONS`] connections, hence requests per gateway core;
 //! - Redis commands per request, by name, from `MONITOR` (a command run
@@ -121,7 +122,7 @@ pub async fn run(
     let first_run = load::once(&keyed(gateway, workload::mcp_execute(), expect::RUN_SUCCESS), 0)
         .await?;
     let run_id = run_id_of(&first_run.1)?;
-    let ops: [(&str, &str, workload::Body, &'static str); 4] = [
+    let ops: [(&str, &str, workload::Body, &'static str); 5] = [
         (
             "validate",
             "validate_workflow (verdict cache hit)",
@@ -132,6 +133,12 @@ pub async fn run(
             "execute",
             "run_workflow (full trace, stored)",
             workload::mcp_execute(),
+            expect::RUN_SUCCESS,
+        ),
+        (
+            "execute, keyed",
+            "run_workflow (full trace, stored, a new idempotency_key each)",
+            workload::mcp_execute_at("full", Some("load")),
             expect::RUN_SUCCESS,
         ),
         (
@@ -285,7 +292,7 @@ fn console_line(op: &Operation) -> String {
         .map(|(n, c)| format!("{n} {c:.2}"))
         .collect();
     format!(
-        "  {:<13} {:>7.0} req/s · CPU per request: gateway {:.0} µs, engine {:.0} µs, redis {:.0} µs → {:.0} requests/s per gateway core · Redis per request: {:.2} commands + {:.2} in scripts [{}], {:.0} B in, {:.0} B out",
+        "  {:<14} {:>7.0} req/s · CPU per request: gateway {:.0} µs, engine {:.0} µs, redis {:.0} µs → {:.0} requests/s per gateway core · Redis per request: {:.2} commands + {:.2} in scripts [{}], {:.0} B in, {:.0} B out",
         op.operation,
         op.rps,
         cpu("gateway-redis"),
@@ -452,7 +459,7 @@ async fn retained(
 ) -> Result<Retained, String> {
     let target = keyed(
         gateway,
-        workload::mcp_execute_at(level, keyed_run),
+        workload::mcp_execute_at(level, keyed_run.then_some(level)),
         expect::RUN_SUCCESS,
     );
     let probe = check_first(&target, &format!("retained {level}")).await?;

@@ -170,20 +170,20 @@ pub fn mcp_execute() -> Body {
     )
 }
 
-/// The execute tool at trace level `level`, stored; with `keyed`, every
-/// request carries its own idempotency key ([`idempotency_key`]).
-pub fn mcp_execute_at(level: &str, keyed: bool) -> Body {
+/// The execute tool at trace level `level`, stored; with `keys`, every
+/// request carries an idempotency key of its own ([`idempotency_key`]).
+pub fn mcp_execute_at(level: &str, keys: Option<&str>) -> Body {
     let mut arguments = json!({"workflow": program(false), "input": input(), "mode": "immediate",
                                "trace_level": level, "store": true});
-    if keyed {
-        arguments["idempotency_key"] = Value::String(idempotency_key(level, COUNTER));
+    if let Some(prefix) = keys {
+        arguments["idempotency_key"] = Value::String(idempotency_key(prefix, COUNTER));
     }
-    build(tools_call("run_workflow", arguments), keyed)
+    build(tools_call("run_workflow", arguments), keys.is_some())
 }
 
-/// The idempotency key of request `n` of [`mcp_execute_at`].
-pub fn idempotency_key(level: &str, n: impl std::fmt::Display) -> String {
-    format!("capacity-{level}-{n}")
+/// The idempotency key of request `n` of [`mcp_execute_at`] with `prefix`.
+pub fn idempotency_key(prefix: &str, n: impl std::fmt::Display) -> String {
+    format!("capacity-{prefix}-{n}")
 }
 
 /// The trace fetch tool on one stored run.

@@ -119,8 +119,11 @@ pub async fn run(
     redis: &Proc,
     gateway_at: impl Fn(&str) -> Result<Proc, String>,
 ) -> Result<Capacity, String> {
-    let first_run = load::once(&keyed(gateway, workload::mcp_execute(), expect::RUN_SUCCESS), 0)
-        .await?;
+    let first_run = load::once(
+        &keyed(gateway, workload::mcp_execute(), expect::RUN_SUCCESS),
+        0,
+    )
+    .await?;
     let run_id = run_id_of(&first_run.1)?;
     let ops: [(&str, &str, workload::Body, &'static str); 5] = [
         (
@@ -395,7 +398,10 @@ async fn commands_per_request(
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| format!("redis-cli monitor: {e}"))?;
-    let stdout = monitor.stdout.take().ok_or("redis-cli monitor: no output")?;
+    let stdout = monitor
+        .stdout
+        .take()
+        .ok_or("redis-cli monitor: no output")?;
     let mut lines = tokio::io::BufReader::new(stdout).lines();
     // `OK` first: from then on every command is shown.
     match tokio::time::timeout(Duration::from_secs(5), lines.next_line()).await {
@@ -415,9 +421,7 @@ async fn commands_per_request(
     // Let the last commands reach the monitor before it stops.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let _ = monitor.kill().await;
-    let counts = reader
-        .await
-        .map_err(|e| format!("monitor reader: {e}"))?;
+    let counts = reader.await.map_err(|e| format!("monitor reader: {e}"))?;
     let mut by_name = BTreeMap::new();
     let (mut sent, mut script) = (0.0, 0.0);
     for (name, count) in counts {
@@ -514,7 +518,10 @@ async fn key_bytes(redis: &Proc, pattern: &str) -> Result<Option<(u64, u64)>, St
             .parse()
             .map_err(|_| format!("{command} {key}: {text}"))
     };
-    let usage = number("MEMORY USAGE", redis_cli(redis, &["memory", "usage", key]).await?)?;
+    let usage = number(
+        "MEMORY USAGE",
+        redis_cli(redis, &["memory", "usage", key]).await?,
+    )?;
     let length = number("STRLEN", redis_cli(redis, &["strlen", key]).await?)?;
     Ok(Some((usage, length)))
 }
@@ -546,8 +553,11 @@ pub fn markdown(capacity: &Capacity, machine: &str) -> String {
             op.redis_bytes_out
         );
     }
-    let _ = writeln!(md, "\nRedis commands per request, by name (`lua:` inside a script):
-");
+    let _ = writeln!(
+        md,
+        "\nRedis commands per request, by name (`lua:` inside a script):
+"
+    );
     for op in &capacity.operations {
         let names: Vec<String> = op
             .redis_commands_by_name
@@ -597,8 +607,7 @@ pub fn markdown(capacity: &Capacity, machine: &str) -> String {
 /// A copy of the configuration at `config` whose languages record traces at
 /// `level`, written into `dir`; relative paths in it are made absolute.
 pub fn config_at_level(config: &Path, level: &str, dir: &Path) -> Result<PathBuf, String> {
-    let text =
-        std::fs::read_to_string(config).map_err(|e| format!("{}: {e}", config.display()))?;
+    let text = std::fs::read_to_string(config).map_err(|e| format!("{}: {e}", config.display()))?;
     let base = config
         .parent()
         .ok_or("the configuration has no directory")?

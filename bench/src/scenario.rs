@@ -112,7 +112,11 @@ const CAPACITY: &str = "capacity";
 
 /// Scenario ids accepted by `--only`.
 pub fn ids() -> Vec<&'static str> {
-    PAIRS.iter().map(|p| p.id).chain([MEMORY, CAPACITY]).collect()
+    PAIRS
+        .iter()
+        .map(|p| p.id)
+        .chain([MEMORY, CAPACITY])
+        .collect()
 }
 
 fn wanted(args: &RunArgs, id: &str) -> bool {

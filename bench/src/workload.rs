@@ -188,7 +188,10 @@ pub fn idempotency_key(prefix: &str, n: impl std::fmt::Display) -> String {
 
 /// The trace fetch tool on one stored run.
 pub fn mcp_trace_fetch(run_id: &str) -> Body {
-    build(tools_call("trace_workflow", json!({"run_id": run_id})), false)
+    build(
+        tools_call("trace_workflow", json!({"run_id": run_id})),
+        false,
+    )
 }
 
 /// `pilotage_manifest`.

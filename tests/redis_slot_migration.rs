@@ -455,6 +455,12 @@ async fn keyed_executes_survive_a_reshard() {
             .collect::<Vec<_>>()
     };
 
+    let engine_runs = || async {
+        env.engine.state("acme").await["runs"]
+            .as_u64()
+            .expect("engine state has a runs counter")
+    };
+    let runs_before = engine_runs().await;
     let mut answers = Vec::new();
     for _ in 0..3 {
         answers.extend(http_round(&env.url, &fresh_keys()).await);
@@ -575,6 +581,11 @@ async fn keyed_executes_survive_a_reshard() {
             "key {key} answered with two different runs (executed twice)"
         );
     }
+    assert_eq!(
+        engine_runs().await - runs_before,
+        runs_per_key.len() as u64,
+        "the engine ran another number of runs than there were keys"
+    );
 
     // Every run retained as it was answered.
     let client = Mcp::new(&env.url, Some(ACME_OPS));

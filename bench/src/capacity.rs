@@ -629,3 +629,34 @@ pub fn config_at_level(config: &Path, level: &str, dir: &Path) -> Result<PathBuf
     std::fs::write(&path, out).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monitor_lines_name_the_command_and_its_source() {
+        let sent = r#"1764590000.123456 [0 127.0.0.1:40000] "EVALSHA" "abc" "1" "k""#;
+        let inside = r#"1764590000.123457 [0 lua] "zrange" "k" "0" "-1""#;
+        let ping = r#"1764590000.2 [0 127.0.0.1:40000] "PING""#;
+        assert_eq!(monitored_command(sent).as_deref(), Some("evalsha"));
+        assert_eq!(monitored_command(inside).as_deref(), Some("lua:zrange"));
+        assert_eq!(monitored_command(ping), None);
+        assert_eq!(monitored_command("OK"), None);
+    }
+
+    #[test]
+    fn a_ceiling_copy_changes_only_the_trace_and_the_relative_paths() {
+        let config = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/gateway.bench.toml"));
+        let dir = std::env::temp_dir().join(format!("pilotage-bench-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        let copy = config_at_level(config, "summary", &dir).expect("copy");
+        let text = std::fs::read_to_string(&copy).expect("read the copy");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(text.lines().any(|l| l == r#"trace = "summary""#), "{text}");
+        assert!(text.contains(r#"trace = "trace_workflow""#), "{text}");
+        assert!(!text.contains(r#"= "../"#), "{text}");
+        let original = std::fs::read_to_string(config).expect("read the config");
+        assert_eq!(text.lines().count(), original.lines().count());
+    }
+}

@@ -15,10 +15,9 @@
 mod common;
 
 use common::ports::free_port;
+use common::redis_server::RedisServer;
 use common::{ACME_OPS, Engine, Mcp, repo_path, write_program};
 use serde_json::{Value, json};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -27,133 +26,6 @@ use std::time::{Duration, Instant};
 /// not hang. Far above what any step needs; it only turns a hang into a
 /// failure.
 const BOUND: Duration = Duration::from_secs(60);
-
-// ---------------------------------------------------------------------------
-// Redis
-// ---------------------------------------------------------------------------
-
-/// A `redis-server` child on a loopback port, killed on drop.
-struct Redis {
-    child: Option<Child>,
-    port: u16,
-}
-
-impl Redis {
-    fn start() -> Redis {
-        require_redis_server();
-        // The port is free when picked; should another process take it first,
-        // redis exits and another port is tried.
-        for _ in 0..5 {
-            let port = free_port();
-            if let Some(child) = spawn_redis(port) {
-                return Redis {
-                    child: Some(child),
-                    port,
-                };
-            }
-        }
-        panic!("could not start redis-server on a free loopback port after 5 attempts");
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
-    }
-
-    /// Kills the server (as in an outage: its data is gone).
-    fn stop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-
-    /// A fresh, empty server on the same port, as after a crash without persistence.
-    fn start_again(&mut self) {
-        self.stop();
-        let deadline = Instant::now() + BOUND;
-        while Instant::now() < deadline {
-            if let Some(child) = spawn_redis(self.port) {
-                self.child = Some(child);
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("redis-server did not come back on port {}", self.port);
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-/// Fails (not skips) when Redis is missing: a silently skipped suite would
-/// hide that the shared-store path is untested.
-fn require_redis_server() {
-    match Command::new("redis-server").arg("--version").output() {
-        Ok(out) if out.status.success() => {}
-        _ => panic!(
-            "redis-server is not on PATH. The multi-instance tests run a real Redis: \
-             install it (Debian/Ubuntu: `apt-get install -y redis-server`) and run them again."
-        ),
-    }
-}
-
-/// Starts `redis-server` on `port` and waits until it answers PING; `None`
-/// when it exits first (port taken) or never answers.
-fn spawn_redis(port: u16) -> Option<Child> {
-    let mut child = Command::new("redis-server")
-        .args(["--port", &port.to_string()])
-        .args(["--bind", "127.0.0.1"])
-        .args(["--save", ""])
-        .args(["--appendonly", "no"])
-        .arg("--dir")
-        .arg(std::env::temp_dir())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn redis-server");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            return None;
-        }
-        if is_our_server(port, child.id()) {
-            return Some(child);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    None
-}
-
-/// Whether the Redis answering on `port` is the process `pid` (and not, say,
-/// another test's server that took the port first).
-fn is_our_server(port: u16, pid: u32) -> bool {
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    if stream.write_all(b"INFO server\r\n").is_err() {
-        return false;
-    }
-    let wanted = format!("process_id:{pid}\r\n");
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    while let Ok(n) = stream.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        seen.extend_from_slice(&buf[..n]);
-        if String::from_utf8_lossy(&seen).contains(&wanted) {
-            return true;
-        }
-    }
-    false
-}
 
 // ---------------------------------------------------------------------------
 // Gateway processes
@@ -319,12 +191,12 @@ fn http() -> reqwest::Client {
 struct Cluster {
     gateways: Vec<Gateway>,
     engine: Engine,
-    redis: Redis,
+    redis: RedisServer,
 }
 
 impl Cluster {
     async fn start(instances: usize) -> Cluster {
-        let redis = Redis::start();
+        let redis = RedisServer::start();
         let engine = Engine::spawn(&[]);
         let mut gateways = Vec::new();
         for i in 1..=instances {
@@ -563,7 +435,7 @@ async fn redis_down_before_execution_refuses_without_running() {
     let mut cluster = Cluster::start(2).await;
     let runs_before = cluster.runs("acme").await;
     let digest_before = cluster.engine.digest("acme").await;
-    cluster.redis.stop();
+    cluster.redis.kill();
 
     for (i, extra) in [
         json!({}),
@@ -615,7 +487,7 @@ async fn redis_down_before_execution_refuses_without_running() {
     }
 
     // Back: the instances reconnect by themselves.
-    cluster.redis.start_again();
+    cluster.redis.restart();
     for gw in &mut cluster.gateways {
         assert!(
             gw.wait_ready().await,
@@ -667,7 +539,7 @@ async fn redis_lost_during_the_run_answers_the_outcome_unretained() {
         }
     })
     .await;
-    cluster.redis.stop();
+    cluster.redis.kill();
 
     let answer = bounded("the execute", execute).await.expect("execute task");
     assert!(
@@ -690,7 +562,7 @@ async fn redis_lost_during_the_run_answers_the_outcome_unretained() {
         .expect("cus_2 in the engine state");
     assert_eq!(cus_2["tier"], "gold", "the write reached the engine");
 
-    cluster.redis.start_again();
+    cluster.redis.restart();
     assert!(cluster.gateways[0].wait_ready().await, "ready again");
     let client = Mcp::new(&cluster.gateways[0].mcp_url(), Some(ACME_OPS));
     let fetched = client

@@ -13,9 +13,8 @@
 mod common;
 
 use common::ports::free_port;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use common::redis_server::RedisServer;
+use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,135 +29,6 @@ const SHORT_OP_TIMEOUT: Duration = Duration::from_millis(300);
 /// any timeout in play, so it flags a hang, not slowness.
 const HANG_LIMIT: Duration = Duration::from_secs(10);
 const LONG_TTL: Duration = Duration::from_secs(600);
-
-/// A `redis-server` child process on a loopback port, killed on drop.
-struct RedisServer {
-    child: Child,
-    port: u16,
-}
-
-impl RedisServer {
-    fn start() -> RedisServer {
-        Self::start_with(&[])
-    }
-
-    /// Starts with extra `redis-server` arguments (e.g. `--requirepass`).
-    fn start_with(extra_args: &[&str]) -> RedisServer {
-        require_redis_server();
-        // The port is free when we pick it, but another process may take it
-        // before redis binds; then redis exits and we try another.
-        for _ in 0..5 {
-            let port = free_port();
-            if let Some(child) = spawn_redis(port, extra_args) {
-                return RedisServer { child, port };
-            }
-        }
-        panic!("could not start redis-server on a free loopback port after 5 attempts");
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// A fresh, empty server on the same port (as after a crash and restart).
-    fn restart(&mut self) {
-        self.kill();
-        for _ in 0..50 {
-            if let Some(child) = spawn_redis(self.port, &[]) {
-                self.child = child;
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("redis-server did not come back on port {}", self.port);
-    }
-
-    /// Freezes the server (SIGSTOP): connections stay open but nothing answers.
-    fn freeze(&self) {
-        self.signal("-STOP");
-    }
-
-    fn thaw(&self) {
-        self.signal("-CONT");
-    }
-
-    fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .expect("run kill");
-        assert!(status.success(), "kill {signal} failed");
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        // SIGKILL also ends a frozen server.
-        self.kill();
-    }
-}
-
-/// Starts `redis-server` on `port` and waits until it answers PING; `None`
-/// if it exits first (port taken) or never answers.
-fn spawn_redis(port: u16, extra_args: &[&str]) -> Option<Child> {
-    let mut child = Command::new("redis-server")
-        .args(["--port", &port.to_string()])
-        .args(["--bind", "127.0.0.1"])
-        .args(["--save", ""])
-        .args(["--appendonly", "no"])
-        .arg("--dir")
-        .arg(std::env::temp_dir())
-        .args(extra_args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn redis-server");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            return None;
-        }
-        if answers_ping(port) {
-            return Some(child);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    None
-}
-
-/// Fails (not skips) when Redis is missing: a silently skipped suite would
-/// hide that the shared-store path is untested.
-fn require_redis_server() {
-    match Command::new("redis-server").arg("--version").output() {
-        Ok(out) if out.status.success() => {}
-        _ => panic!(
-            "redis-server is not on PATH. These tests run a real Redis: install it \
-             (Debian/Ubuntu: `apt-get install -y redis-server`) and run them again."
-        ),
-    }
-}
-
-fn answers_ping(port: u16) -> bool {
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    if stream.write_all(b"PING\r\n").is_err() {
-        return false;
-    }
-    // "+PONG", or "-NOAUTH ..." from a server that requires a password:
-    // either way it is up and answering.
-    let mut buf = [0u8; 1];
-    stream.read_exact(&mut buf).is_ok() && (buf[0] == b'+' || buf[0] == b'-')
-}
 
 async fn connect(server: &RedisServer, op_timeout: Duration) -> Arc<dyn Store> {
     store::connect(Some(&server.url()), op_timeout)
@@ -264,7 +134,7 @@ async fn connect_reports_an_unreachable_redis_clearly() {
 
 #[tokio::test]
 async fn connect_reports_a_refused_password_without_showing_it() {
-    let server = RedisServer::start_with(&["--requirepass", "right-secret"]);
+    let server = RedisServer::with_password("right-secret");
     for url in [
         format!("redis://127.0.0.1:{}/0", server.port),
         format!("redis://:wrong-secret@127.0.0.1:{}/0", server.port),

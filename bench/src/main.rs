@@ -13,9 +13,13 @@
 //! It prints requests/s, p50/p99 latency and the gateway/baseline ratio per
 //! row, reads the gateway's resident memory from `/proc`, and rewrites the
 //! generated section of `docs/performance.md` (markdown tables plus the raw
-//! results as JSON). Speed is only ever reported, never asserted.
+//! results as JSON). The capacity row measures the inputs of the capacity
+//! model (CPU, Redis commands and bytes per request, Redis memory per
+//! retained run) into `docs/scaling.md`. Speed is only ever reported, never
+//! asserted.
 
 mod amplification;
+mod capacity;
 mod floor;
 mod load;
 mod procs;
@@ -67,7 +71,7 @@ pub struct RunArgs {
     pub connections: Vec<usize>,
     /// Scenarios to run, comma separated (default: all). One of: validate,
     /// validate-uncached, manifest, catalog, execute-memory, execute-redis,
-    /// memory.
+    /// memory, capacity.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Distinct programs per shape in the memory row (`memory`).
@@ -79,6 +83,10 @@ pub struct RunArgs {
     /// The markdown file whose generated section gets the results; `-` skips it.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/performance.md"))]
     pub output: String,
+    /// The markdown file whose generated section gets the capacity row's
+    /// results (the inputs of the capacity model); `-` skips it.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/scaling.md"))]
+    pub scaling_output: String,
     /// Where the raw results go as JSON; `-` skips it (they are also inside
     /// the markdown file).
     #[arg(long)]

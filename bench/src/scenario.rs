@@ -107,10 +107,20 @@ const PAIRS: &[Pair] = &[
 
 /// The memory row's id in `--only`.
 const MEMORY: &str = "memory";
+/// The capacity row's id in `--only` (needs Redis).
+const CAPACITY: &str = "capacity";
 
 /// Scenario ids accepted by `--only`.
 pub fn ids() -> Vec<&'static str> {
-    PAIRS.iter().map(|p| p.id).chain([MEMORY]).collect()
+    PAIRS
+        .iter()
+        .map(|p| p.id)
+        .chain([MEMORY, CAPACITY])
+        .collect()
+}
+
+fn wanted(args: &RunArgs, id: &str) -> bool {
+    args.only.is_empty() || args.only.iter().any(|o| o == id)
 }
 
 /// The binaries a run starts.
@@ -195,8 +205,9 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         .filter(|p| args.only.is_empty() || args.only.iter().any(|o| o == p.id))
         .filter(|p| !(args.no_redis && p.store == Store::Redis))
         .collect();
-    let memory_row = args.only.is_empty() || args.only.iter().any(|o| o == MEMORY);
-    if selected.is_empty() && !memory_row {
+    let memory_row = wanted(&args, MEMORY);
+    let capacity_row = wanted(&args, CAPACITY) && !args.no_redis;
+    if selected.is_empty() && !memory_row && !capacity_row {
         return Err("no scenario selected".into());
     }
     let bins = binaries(&args)?;
@@ -302,6 +313,35 @@ async fn run_in(
             idle,
             under_load,
         });
+    }
+    if wanted(args, CAPACITY) && !args.no_redis {
+        if redis.is_none() {
+            redis = Some(procs::redis(&args.redis_bin, logs).map_err(|e| {
+                format!("{e} (install redis-server, e.g. with scripts/bench, or pass --no-redis)")
+            })?);
+        }
+        let redis = redis.as_ref().expect("started above");
+        let gateway = procs::gateway(
+            &bins.gateway,
+            &args.config,
+            &engine,
+            Some(redis),
+            &args.gateway_env,
+            logs,
+        )?;
+        let gateway_at = |level: &str| {
+            let config = crate::capacity::config_at_level(&args.config, level, logs)?;
+            procs::gateway(
+                &bins.gateway,
+                &config,
+                &engine,
+                Some(redis),
+                &args.gateway_env,
+                logs,
+            )
+        };
+        report.capacity =
+            Some(crate::capacity::run(args, &gateway, &engine, redis, gateway_at).await?);
     }
     if memory_row {
         println!(

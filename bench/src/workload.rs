@@ -170,6 +170,30 @@ pub fn mcp_execute() -> Body {
     )
 }
 
+/// The execute tool at trace level `level`, stored; with `keys`, every
+/// request carries an idempotency key of its own ([`idempotency_key`]).
+pub fn mcp_execute_at(level: &str, keys: Option<&str>) -> Body {
+    let mut arguments = json!({"workflow": program(false), "input": input(), "mode": "immediate",
+                               "trace_level": level, "store": true});
+    if let Some(prefix) = keys {
+        arguments["idempotency_key"] = Value::String(idempotency_key(prefix, COUNTER));
+    }
+    build(tools_call("run_workflow", arguments), keys.is_some())
+}
+
+/// The idempotency key of request `n` of [`mcp_execute_at`] with `prefix`.
+pub fn idempotency_key(prefix: &str, n: impl std::fmt::Display) -> String {
+    format!("capacity-{prefix}-{n}")
+}
+
+/// The trace fetch tool on one stored run.
+pub fn mcp_trace_fetch(run_id: &str) -> Body {
+    build(
+        tools_call("trace_workflow", json!({"run_id": run_id})),
+        false,
+    )
+}
+
 /// `pilotage_manifest`.
 pub fn mcp_manifest() -> Body {
     build(tools_call("pilotage_manifest", json!({})), false)

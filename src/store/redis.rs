@@ -59,7 +59,7 @@ fn idempotency_key(scope: &str, key: &str) -> String {
 }
 
 /// A principal's promoted programs and their index share the hash tag
-/// `{scope}` (literal braces), so that the transaction writing both and the
+/// `{scope}` (literal braces), so that the script writing both and the
 /// `MGET` reading them touch one Redis Cluster slot. Runs and idempotency
 /// records are untagged: each is one key per operation and spreads over the
 /// whole cluster.
@@ -157,6 +157,33 @@ redis.call('DEL', KEYS[1])
 return 1
 "#;
 
+/// Stores a program record and lists its ref in the principal's index.
+///
+/// A script rather than `MULTI`/`EXEC`: the cluster client follows `MOVED`
+/// and `ASK` for one command, but hands a transaction's redirections back
+/// as an aborted transaction, so a promotion would fail after every slot
+/// migration until something else refreshed the slot map. Atomic all the same.
+///
+/// KEYS[1] program key, KEYS[2] index (one hash tag, one slot); ARGV[1]
+/// record (JSON); ARGV[2] lifetime in ms; ARGV[3] expiry (ms since the
+/// epoch, the member's score); ARGV[4] ref. The index lives as long as its
+/// newest member; expired members are pruned by score on listing.
+const PUT_PROGRAM_SCRIPT: &str = r#"
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1
+"#;
+
+/// Prunes the refs whose record expired and returns the rest (a script for
+/// the reason given at [`PUT_PROGRAM_SCRIPT`]).
+///
+/// KEYS[1] index; ARGV[1] now (ms since the epoch).
+const LIST_PROGRAMS_SCRIPT: &str = r#"
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+return redis.call('ZRANGE', KEYS[1], 0, -1)
+"#;
+
 /// Reconnection attempts per outage before the manager reports the error to
 /// the waiting requests. Few attempts with a short cap keep recovery after a
 /// Redis restart around a second; the keeper task starts over while Redis
@@ -180,6 +207,8 @@ pub struct RedisStore {
     start: Script,
     complete: Script,
     release: Script,
+    put_program: Script,
+    list_programs: Script,
     _keeper: Keeper,
 }
 
@@ -372,7 +401,14 @@ impl RedisStore {
         store
             .bounded("script load", || async {
                 let mut conn = store.conn();
-                for script in [&store.claim, &store.start, &store.complete, &store.release] {
+                for script in [
+                    &store.claim,
+                    &store.start,
+                    &store.complete,
+                    &store.release,
+                    &store.put_program,
+                    &store.list_programs,
+                ] {
                     script.load_async(&mut conn).await?;
                 }
                 Ok(())
@@ -505,6 +541,8 @@ impl RedisStore {
             start: Script::new(START_SCRIPT),
             complete: Script::new(COMPLETE_SCRIPT),
             release: Script::new(RELEASE_SCRIPT),
+            put_program: Script::new(PUT_PROGRAM_SCRIPT),
+            list_programs: Script::new(LIST_PROGRAMS_SCRIPT),
         }
     }
 
@@ -822,28 +860,14 @@ impl Store for RedisStore {
         let expires_at = now_ms().saturating_add(ttl);
         self.bounded("put_program", || async {
             let mut conn = self.conn();
-            // MULTI/EXEC: a listed ref always has its record. The index lives
-            // as long as its newest member; expired members are pruned by
-            // score on listing.
-            let () = ::redis::pipe()
-                .atomic()
-                .cmd("SET")
-                .arg(program_key(scope, program_ref))
+            let mut call = self.put_program.prepare_invoke();
+            call.key(program_key(scope, program_ref))
+                .key(program_index_key(scope))
                 .arg(&json)
-                .arg("PX")
                 .arg(ttl)
-                .ignore()
-                .cmd("ZADD")
-                .arg(program_index_key(scope))
                 .arg(expires_at)
-                .arg(program_ref)
-                .ignore()
-                .cmd("PEXPIRE")
-                .arg(program_index_key(scope))
-                .arg(ttl)
-                .ignore()
-                .query_async(&mut conn)
-                .await?;
+                .arg(program_ref);
+            let _: i64 = call.invoke_async(&mut conn).await?;
             Ok(())
         })
         .await
@@ -862,19 +886,9 @@ impl Store for RedisStore {
         self.bounded("list_programs", || async {
             let mut conn = self.conn();
             // Members whose record expired go first; the rest in ref order.
-            let (mut refs,): (Vec<String>,) = ::redis::pipe()
-                .atomic()
-                .cmd("ZREMRANGEBYSCORE")
-                .arg(program_index_key(scope))
-                .arg("-inf")
-                .arg(now_ms())
-                .ignore()
-                .cmd("ZRANGE")
-                .arg(program_index_key(scope))
-                .arg(0)
-                .arg(-1)
-                .query_async(&mut conn)
-                .await?;
+            let mut call = self.list_programs.prepare_invoke();
+            call.key(program_index_key(scope)).arg(now_ms());
+            let mut refs: Vec<String> = call.invoke_async(&mut conn).await?;
             refs.sort_unstable();
             if refs.is_empty() {
                 return Ok(Vec::new());

@@ -234,3 +234,193 @@ fn wait_bounded(child: &mut Child, limit: Duration) -> Option<std::process::Exit
     let _ = child.wait();
     None
 }
+
+/// One master as `CLUSTER NODES` reports it.
+#[derive(Debug, Clone)]
+pub struct Master {
+    pub port: u16,
+    pub id: String,
+    /// Slot ranges it serves, inclusive.
+    pub slots: Vec<(u16, u16)>,
+}
+
+/// Direct connections to every node, to move slots between masters the way
+/// `redis-cli --cluster reshard` does, one step at a time, so a test can act
+/// between the steps.
+pub struct ClusterAdmin {
+    nodes: Vec<(u16, redis::aio::MultiplexedConnection)>,
+}
+
+impl RedisCluster {
+    /// Connects to every live node.
+    pub async fn admin(&self) -> ClusterAdmin {
+        let mut nodes = Vec::new();
+        for (port, child) in &self.nodes {
+            if child.is_none() {
+                continue;
+            }
+            let conn = redis::Client::open(format!("redis://127.0.0.1:{port}"))
+                .expect("node url")
+                .get_multiplexed_async_connection()
+                .await
+                .expect("connect to a cluster node");
+            nodes.push((*port, conn));
+        }
+        ClusterAdmin { nodes }
+    }
+
+    /// Port of one live node (for `redis-cli --cluster` commands).
+    pub fn any_port(&self) -> u16 {
+        self.live_port().expect("a live cluster node")
+    }
+}
+
+impl ClusterAdmin {
+    fn node(&self, port: u16) -> redis::aio::MultiplexedConnection {
+        self.nodes
+            .iter()
+            .find(|(p, _)| *p == port)
+            .map(|(_, c)| c.clone())
+            .expect("a connection to that node")
+    }
+
+    async fn on(&self, port: u16, args: &[&str]) -> redis::Value {
+        let mut c = self.node(port);
+        let mut command = redis::cmd(args[0]);
+        for a in &args[1..] {
+            command.arg(*a);
+        }
+        command
+            .query_async(&mut c)
+            .await
+            .unwrap_or_else(|e| panic!("{args:?} on :{port}: {e}"))
+    }
+
+    /// The masters and their slots, ordered by their first slot.
+    pub async fn masters(&self) -> Vec<Master> {
+        let port = self.nodes[0].0;
+        let mut c = self.node(port);
+        let text: String = redis::cmd("CLUSTER")
+            .arg("NODES")
+            .query_async(&mut c)
+            .await
+            .expect("CLUSTER NODES");
+        let mut masters: Vec<Master> = text
+            .lines()
+            .filter_map(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                let flags = fields.get(2)?;
+                if !flags.contains("master") || flags.contains("fail") {
+                    return None;
+                }
+                let port = fields[1]
+                    .split('@')
+                    .next()?
+                    .rsplit(':')
+                    .next()?
+                    .parse()
+                    .ok()?;
+                let slots = fields[8..]
+                    .iter()
+                    // `[slot->-id]` / `[slot-<-id]`: a migration in progress.
+                    .filter(|s| !s.starts_with('['))
+                    .filter_map(|s| match s.split_once('-') {
+                        Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
+                        None => s.parse().ok().map(|n| (n, n)),
+                    })
+                    .collect();
+                Some(Master {
+                    port,
+                    id: fields[0].to_owned(),
+                    slots,
+                })
+            })
+            .collect();
+        masters.sort_by_key(|m| m.slots.first().map(|r| r.0).unwrap_or(u16::MAX));
+        masters
+    }
+
+    /// The slot of each key, asked of the cluster (`CLUSTER KEYSLOT`).
+    pub async fn key_slots(&self, keys: &[String]) -> Vec<u16> {
+        let mut c = self.node(self.nodes[0].0);
+        let mut pipe = redis::pipe();
+        for k in keys {
+            pipe.cmd("CLUSTER").arg("KEYSLOT").arg(k);
+        }
+        pipe.query_async(&mut c).await.expect("CLUSTER KEYSLOT")
+    }
+
+    /// Opens the migration of `slot`: `to` imports it, `from` migrates it.
+    /// From now on `from` answers `ASK` for a key of the slot it no longer holds.
+    pub async fn begin_migration(&self, slot: u16, from: &Master, to: &Master) {
+        let s = slot.to_string();
+        self.on(to.port, &["CLUSTER", "SETSLOT", &s, "IMPORTING", &from.id])
+            .await;
+        self.on(from.port, &["CLUSTER", "SETSLOT", &s, "MIGRATING", &to.id])
+            .await;
+    }
+
+    /// Moves every key of `slot` still on `from` to `to` (`MIGRATE`); returns how many.
+    pub async fn move_keys(&self, slot: u16, from: &Master, to: &Master) -> usize {
+        let s = slot.to_string();
+        let mut moved = 0;
+        // Bounded: each round moves up to 100 keys, and a slot of the test holds few.
+        for _ in 0..1000 {
+            let keys: Vec<String> = {
+                let mut c = self.node(from.port);
+                redis::cmd("CLUSTER")
+                    .arg("GETKEYSINSLOT")
+                    .arg(slot)
+                    .arg(100)
+                    .query_async(&mut c)
+                    .await
+                    .expect("CLUSTER GETKEYSINSLOT")
+            };
+            if keys.is_empty() {
+                return moved;
+            }
+            let mut c = self.node(from.port);
+            let reply: String = redis::cmd("MIGRATE")
+                .arg("127.0.0.1")
+                .arg(to.port)
+                .arg("")
+                .arg(0)
+                .arg(5000)
+                .arg("KEYS")
+                .arg(&keys)
+                .query_async(&mut c)
+                .await
+                .unwrap_or_else(|e| panic!("MIGRATE of slot {s}: {e}"));
+            assert_eq!(reply, "OK", "MIGRATE of slot {s}");
+            moved += keys.len();
+        }
+        panic!("slot {slot} never emptied");
+    }
+
+    /// Closes the migration of `slot`: every master now names `to` its owner,
+    /// so `from` answers `MOVED` for the whole slot.
+    pub async fn finish_migration(&self, slot: u16, from: &Master, to: &Master) {
+        let s = slot.to_string();
+        self.on(to.port, &["CLUSTER", "SETSLOT", &s, "NODE", &to.id])
+            .await;
+        self.on(from.port, &["CLUSTER", "SETSLOT", &s, "NODE", &to.id])
+            .await;
+        for m in self.masters().await {
+            if m.port != from.port && m.port != to.port {
+                self.on(m.port, &["CLUSTER", "SETSLOT", &s, "NODE", &to.id])
+                    .await;
+            }
+        }
+    }
+
+    /// How many keys of `slot` the node on `port` holds.
+    pub async fn keys_in_slot(&self, port: u16, slot: u16) -> u64 {
+        let mut c = self.node(port);
+        redis::cmd("CLUSTER")
+            .arg("COUNTKEYSINSLOT")
+            .arg(slot)
+            .query_async(&mut c)
+            .await
+            .expect("CLUSTER COUNTKEYSINSLOT")
+    }
+}

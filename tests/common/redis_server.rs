@@ -1,5 +1,8 @@
 //! A `redis-server` the test owns: started on a free loopback port, frozen
 //! (SIGSTOP) and thawed, killed and restarted on the same port, killed on drop.
+//! It counts as started once the server on the port reports the process id
+//! of the child (`INFO server`), so another test's server that took the port
+//! first is never mistaken for it.
 
 use super::ports::{free_port, rand_suffix};
 use std::process::{Child, Command, Stdio};
@@ -9,6 +12,8 @@ pub struct RedisServer {
     child: Child,
     pub port: u16,
     args: Vec<String>,
+    /// `requirepass`, when the server has one.
+    password: Option<String>,
     /// The data directory (append-only file), removed on drop.
     dir: std::path::PathBuf,
 }
@@ -16,16 +21,21 @@ pub struct RedisServer {
 impl RedisServer {
     /// A server without persistence.
     pub fn start() -> RedisServer {
-        Self::start_with(false)
+        Self::start_with(false, None)
     }
 
     /// A server that fsyncs every write to its append-only file, so a
     /// restart keeps everything (as a durable deployment would).
     pub fn durable() -> RedisServer {
-        Self::start_with(true)
+        Self::start_with(true, None)
     }
 
-    fn start_with(durable: bool) -> RedisServer {
+    /// A server without persistence that requires `password` (`requirepass`).
+    pub fn with_password(password: &str) -> RedisServer {
+        Self::start_with(false, Some(password))
+    }
+
+    fn start_with(durable: bool, password: Option<&str>) -> RedisServer {
         assert!(
             Command::new("redis-server")
                 .arg("--version")
@@ -49,13 +59,20 @@ impl RedisServer {
             args.extend(["--appendonly", "no"].map(String::from));
         }
         args.extend(["--dir".to_string(), dir.display().to_string()]);
+        if let Some(password) = password {
+            args.extend(["--requirepass".to_string(), password.to_string()]);
+        }
+        let password = password.map(str::to_owned);
+        // The port is free when picked; should another process take it
+        // first, redis exits and another port is tried.
         for _ in 0..5 {
             let port = free_port();
-            if let Some(child) = spawn(port, &args) {
+            if let Some(child) = spawn(port, &args, password.as_deref()) {
                 return RedisServer {
                     child,
                     port,
                     args,
+                    password,
                     dir,
                 };
             }
@@ -104,7 +121,7 @@ impl RedisServer {
     pub fn restart(&mut self) {
         self.kill();
         for _ in 0..50 {
-            if let Some(child) = spawn(self.port, &self.args) {
+            if let Some(child) = spawn(self.port, &self.args, self.password.as_deref()) {
                 self.child = child;
                 return;
             }
@@ -139,9 +156,9 @@ impl Drop for RedisServer {
     }
 }
 
-/// Starts `redis-server` on `port` and waits until it answers PING; `None`
-/// when it exits first (port taken) or never answers.
-fn spawn(port: u16, args: &[String]) -> Option<Child> {
+/// Starts `redis-server` on `port` and waits until it answers as itself;
+/// `None` when it exits first (port taken) or never answers.
+fn spawn(port: u16, args: &[String], password: Option<&str>) -> Option<Child> {
     let mut child = Command::new("redis-server")
         .args(["--port", &port.to_string()])
         .args(args)
@@ -155,7 +172,7 @@ fn spawn(port: u16, args: &[String]) -> Option<Child> {
         if let Ok(Some(_)) = child.try_wait() {
             return None;
         }
-        if answers_ping(port) {
+        if is_our_server(port, child.id(), password) {
             return Some(child);
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -165,10 +182,22 @@ fn spawn(port: u16, args: &[String]) -> Option<Child> {
     None
 }
 
-fn answers_ping(port: u16) -> bool {
-    Command::new("redis-cli")
-        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "ping"])
+/// Whether the Redis answering on `port` is the process `pid`, done loading
+/// its data (until then it refuses commands with `LOADING`).
+fn is_our_server(port: u16, pid: u32, password: Option<&str>) -> bool {
+    let mut cli = Command::new("redis-cli");
+    cli.args(["-h", "127.0.0.1", "-p", &port.to_string()]);
+    if let Some(password) = password {
+        cli.args(["--no-auth-warning", "-a", password]);
+    }
+    // The default sections: `server` (process_id) and `persistence` (loading).
+    cli.arg("info")
+        .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
-        .is_ok_and(|o| o.stdout.starts_with(b"PONG"))
+        .is_ok_and(|o| {
+            let info = String::from_utf8_lossy(&o.stdout);
+            let has = |field: &str| info.lines().any(|l| l.trim() == field);
+            has(&format!("process_id:{pid}")) && has("loading:0")
+        })
 }

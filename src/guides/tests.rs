@@ -641,3 +641,18 @@ fn version_follows_content_and_ignores_line_endings() {
     );
     assert_eq!(original, version(&CORE.replace('\n', "\r\n")));
 }
+
+#[test]
+fn a_yaml_workflow_block_is_the_program_string_with_its_input() {
+    let body = format!(
+        "{CORE}\n```yaml workflow\nversion: '2.0'\nwf:\n  tasks: {{}}\n```\n\n```json input\n{{\"a\": 1}}\n```\n\n```yaml\nnot: collected\n```\n"
+    );
+    let set = load(&[("core.md", &body), ("sets.md", SETS)]).unwrap();
+    let examples = set.examples();
+    assert_eq!(examples.len(), 1);
+    assert_eq!(
+        examples[0].workflow,
+        serde_json::json!("version: '2.0'\nwf:\n  tasks: {}\n")
+    );
+    assert_eq!(examples[0].input, Some(serde_json::json!({"a": 1})));
+}

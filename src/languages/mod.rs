@@ -5,6 +5,7 @@
 //! implementation, one line per language.
 
 pub mod binding;
+pub mod mistral_v2;
 pub mod registry;
 pub mod text_range;
 pub mod workflow_v1;

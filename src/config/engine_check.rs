@@ -22,11 +22,11 @@ pub fn engine_problems(engine: &EngineConfig) -> Vec<(String, String, String)> {
             ),
         );
     }
-    if engine.max_in_flight == 0 {
+    if engine.max_in_flight() == 0 {
         problem(
             "engine.max_in_flight",
             "0 would never let a call through".into(),
-            "allow at least 1 concurrent engine call (default 64)",
+            "allow at least 1 concurrent engine call (default 64; 8 for kind \"mistral\")",
         );
     }
     for (call, body, encodings) in [
@@ -140,6 +140,44 @@ pub fn engine_problems(engine: &EngineConfig) -> Vec<(String, String, String)> {
             );
         }
     }
+    out.extend(mistral_problems(engine));
+    out
+}
+
+/// The `kind = "mistral"` checks: its settings, its URL and its call bound.
+fn mistral_problems(engine: &EngineConfig) -> Vec<(String, String, String)> {
+    use crate::engines::mistral::settings::MAX_IN_FLIGHT;
+    let mut out = Vec::new();
+    if engine.kind != "mistral" {
+        if engine.mistral.is_some() {
+            out.push((
+                "engine.mistral".into(),
+                format!("Mistral settings on an engine of kind '{}'", engine.kind),
+                "set kind = \"mistral\", or remove the mistral table".into(),
+            ));
+        }
+        return out;
+    }
+    if !engine.url.trim_end_matches('/').ends_with("/v2") {
+        out.push((
+            "engine.url".into(),
+            format!("'{}' is not Mistral's v2 API base", engine.url),
+            "end the URL with /v2, e.g. http://127.0.0.1:8989/v2".into(),
+        ));
+    }
+    if engine.max_in_flight() > MAX_IN_FLIGHT {
+        out.push((
+            "engine.max_in_flight".into(),
+            format!(
+                "{} concurrent calls overrun Mistral's API ({MAX_IN_FLIGHT} worker threads; it resets connections beyond its queue)",
+                engine.max_in_flight()
+            ),
+            "use at most 10 (default 8)".into(),
+        ));
+    }
+    if let Some(settings) = &engine.mistral {
+        out.extend(settings.problems());
+    }
     out
 }
 
@@ -235,6 +273,132 @@ mod tests {
                 "{key} not named for {mapping:?}: {found:?}"
             );
         }
+    }
+
+    /// The problems of a `kind = "mistral"` engine with `keys` and a
+    /// `[engine.mistral]` table of `settings`.
+    fn mistral_problems(url: &str, keys: &str, settings: &str) -> Vec<String> {
+        let text = format!(
+            "[session]\nsecret = \"0123456789abcdef0123\"\n\
+             [engine]\nurl = \"http://127.0.0.1:1\"\n\
+             [engines.m]\nkind = \"mistral\"\nurl = \"{url}\"\n{keys}\n[engines.m.mistral]\n{settings}\n"
+        );
+        Config::parse(&text, Path::new("gateway.toml"))
+            .expect("parses")
+            .validate()
+            .into_iter()
+            .filter(|p| p.key.starts_with("engine"))
+            .map(|p| {
+                assert_eq!(p.file, "gateway.toml");
+                assert!(!p.fix.is_empty());
+                format!("{}: {}", p.key, p.problem)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_mistral_engine_with_defaults_is_valid_and_bounded_to_eight_calls() {
+        assert!(
+            mistral_problems("http://127.0.0.1:1/v2", "", "").is_empty(),
+            "{:?}",
+            mistral_problems("http://127.0.0.1:1/v2", "", "")
+        );
+        let config = Config::parse(
+            "[engine]\nurl = \"http://127.0.0.1:1/v2\"\nkind = \"mistral\"\n",
+            Path::new("g.toml"),
+        )
+        .unwrap();
+        assert_eq!(config.engine.max_in_flight(), 8);
+        let rest = Config::parse("[engine]\nurl = \"http://x\"\n", Path::new("g.toml")).unwrap();
+        assert_eq!(rest.engine.max_in_flight(), 64);
+    }
+
+    #[test]
+    fn every_wrong_mistral_key_is_named() {
+        for (url, keys, settings, key) in [
+            ("http://127.0.0.1:1", "", "", "engines.m.url"),
+            (
+                "http://127.0.0.1:1/v2",
+                "max_in_flight = 11",
+                "",
+                "engines.m.max_in_flight",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "risk = [{ glob = \"std.*\", effect = \"harmless\" }]",
+                "engines.m.mistral.risk[0].effect",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "risk = [{ glob = \"\", effect = \"safe\" }]",
+                "engines.m.mistral.risk[0].glob",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "visibility = { acme = [\"std.echo\", \"std .x\"] }",
+                "engines.m.mistral.visibility.\"acme\"[1]",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "poll_interval_ms = 0",
+                "engines.m.mistral.poll_interval_ms",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "poll_interval_ms = 100\nmax_poll_interval_ms = 50",
+                "engines.m.mistral.max_poll_interval_ms",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "page_size = 0",
+                "engines.m.mistral.page_size",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "max_pages = 0",
+                "engines.m.mistral.max_pages",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "kind = \"rest\"",
+                "",
+                "engines.m.mistral",
+            ),
+        ] {
+            let keys_and_kind = keys.to_string();
+            let found = if keys.starts_with("kind") {
+                let text = format!(
+                    "[session]\nsecret = \"0123456789abcdef0123\"\n[engine]\nurl = \"http://127.0.0.1:1\"\n\
+                     [engines.m]\n{keys_and_kind}\nurl = \"{url}\"\n[engines.m.mistral]\n"
+                );
+                Config::parse(&text, Path::new("gateway.toml"))
+                    .expect("parses")
+                    .validate()
+                    .into_iter()
+                    .map(|p| format!("{}: {}", p.key, p.problem))
+                    .collect()
+            } else {
+                mistral_problems(url, keys, settings)
+            };
+            assert!(
+                found.iter().any(|p| p.starts_with(&format!("{key}:"))),
+                "{key} not named for {keys:?} {settings:?}: {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_mistral_keys_are_refused_when_parsed() {
+        let text = "[engine]\nurl = \"http://127.0.0.1:1/v2\"\nkind = \"mistral\"\n[engine.mistral]\npoll_ms = 5\n";
+        let e = Config::parse(text, Path::new("gateway.toml")).unwrap_err();
+        assert!(e.to_string().contains("poll_ms"), "{e}");
     }
 
     #[test]

@@ -233,9 +233,10 @@ pub struct EngineConfig {
     #[serde(default = "default_run_deadline")]
     pub run_deadline_ms: u64,
     /// Most calls this instance has open to the engine at once; further
-    /// calls wait for a free slot.
-    #[serde(default = "default_max_in_flight")]
-    pub max_in_flight: usize,
+    /// calls wait for a free slot. Unset: the adapter's default (see
+    /// [`EngineConfig::max_in_flight`]).
+    #[serde(default, rename = "max_in_flight")]
+    pub max_in_flight_setting: Option<usize>,
     /// Extra attempts for calls that are safe to repeat (catalog, check,
     /// status and log reads) after a transport failure or a 429/502/503/504.
     #[serde(default = "default_retries")]
@@ -250,6 +251,22 @@ pub struct EngineConfig {
     /// `https://` engine URL.
     #[serde(default)]
     pub ca_file: String,
+    /// The Mistral adapter's settings (`kind = "mistral"` only).
+    #[serde(default)]
+    pub mistral: Option<crate::engines::mistral::MistralSettings>,
+}
+
+impl EngineConfig {
+    /// The bound on concurrent engine calls: the configured one, else the
+    /// adapter's default (64; 8 for Mistral, whose API serves 10 at once).
+    pub fn max_in_flight(&self) -> usize {
+        self.max_in_flight_setting
+            .unwrap_or(if self.kind == "mistral" {
+                crate::engines::mistral::settings::DEFAULT_IN_FLIGHT
+            } else {
+                default_max_in_flight()
+            })
+    }
 }
 
 fn default_engine_kind() -> String {

@@ -2,8 +2,10 @@
 //! adapter implements [`Engine`]; the validate and execute operations and the
 //! catalog see an engine only through it. `rest` is the configurable REST
 //! mapping (`[engine.mapping]`), synchronous and asynchronous runners alike;
-//! [`registry`] builds the adapter an engine table's `kind` names.
+//! `mistral` is OpenStack Mistral's own API; [`registry`] builds the adapter
+//! an engine table's `kind` names.
 
+pub mod mistral;
 pub mod registry;
 pub mod rest;
 

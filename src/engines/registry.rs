@@ -12,9 +12,14 @@ use std::sync::Arc;
 type Connect = fn(&EngineConfig, Vec<reqwest::Certificate>, Arc<Metrics>) -> SharedEngine;
 
 /// Every adapter this build has, by kind.
-const ADAPTERS: &[(&str, Connect)] = &[("rest", |config, roots, metrics| {
-    Arc::new(super::rest::EngineClient::with_roots(config, roots).with_metrics(metrics))
-})];
+const ADAPTERS: &[(&str, Connect)] = &[
+    ("rest", |config, roots, metrics| {
+        Arc::new(super::rest::EngineClient::with_roots(config, roots).with_metrics(metrics))
+    }),
+    ("mistral", |config, roots, metrics| {
+        Arc::new(super::mistral::MistralEngine::new(config, roots).with_metrics(metrics))
+    }),
+];
 
 /// The adapter of `config.kind`, or `None` when this build has none (the
 /// configuration check reports it first).

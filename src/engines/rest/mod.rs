@@ -56,7 +56,7 @@ impl EngineClient {
             base: config.url.trim_end_matches('/').to_string(),
             mapping: config.mapping.clone(),
             call_timeout: Duration::from_millis(config.timeout_ms),
-            in_flight: Arc::new(tokio::sync::Semaphore::new(config.max_in_flight.max(1))),
+            in_flight: Arc::new(tokio::sync::Semaphore::new(config.max_in_flight().max(1))),
             retries: config.retries,
             retry_backoff: Duration::from_millis(config.retry_backoff_ms),
             metrics: None,

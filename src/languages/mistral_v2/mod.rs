@@ -4,4 +4,9 @@
 //! [`crate::languages::Language`] by [`MistralV2`]. The design decisions are
 //! in `docs/mistral-v2.md`.
 
+pub mod bounds;
+pub mod checks;
 pub mod document;
+pub mod expressions;
+pub mod input;
+pub mod workflow;

@@ -47,7 +47,7 @@ pub fn bounds(program: &Value, bounds: &Bounds) -> Result<(), RequestError> {
 /// `Err` with the bytes counted before the count stopped (just above the
 /// limit, or the whole size). Counting stops early, so an oversized value is
 /// never written out in full.
-fn serialized_size_within(value: &Value, limit: usize) -> Result<(), usize> {
+pub fn serialized_size_within(value: &Value, limit: usize) -> Result<(), usize> {
     struct Counter {
         bytes: usize,
         limit: usize,

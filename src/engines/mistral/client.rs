@@ -1,0 +1,193 @@
+//! The transport to Mistral's REST API: every call carries the tenant as
+//! `X-Project-Id` (never a role, never an `X-Target-*` header) and
+//! `Accept: */*` (`application/json` makes `POST /v2/workflows` answer 406),
+//! waits for one of `max_in_flight` slots, has a deadline, and is repeated
+//! with backoff only when it is a safe read.
+
+use super::MistralEngine;
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::time::Duration;
+
+/// What a request sends.
+pub(super) enum Body<'a> {
+    None,
+    Json(&'a Value),
+    /// YAML definitions travel as the text itself.
+    Text(&'a str),
+}
+
+/// One call to Mistral.
+pub(super) struct Request<'a> {
+    /// The operation's name in spans and metrics.
+    pub(super) operation: &'static str,
+    pub(super) method: Method,
+    /// After the base URL (`/actions?limit=5`).
+    pub(super) path: &'a str,
+    pub(super) body: Body<'a>,
+    pub(super) timeout: Duration,
+    /// Safe to repeat (a read, or a validation).
+    pub(super) safe: bool,
+}
+
+/// One HTTP answer, read whole.
+pub(super) struct Answer {
+    pub(super) status: StatusCode,
+    pub(super) text: String,
+    /// The auth hook's refusal reason (its body is HTML).
+    pub(super) server_error: Option<String>,
+}
+
+impl Answer {
+    pub(super) fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+    }
+
+    /// The first line of Mistral's error text (`faultstring`; the rest is a
+    /// traceback or a schema dump), else the auth hook's reason, else the
+    /// status.
+    pub(super) fn error(&self) -> String {
+        let body = self.json();
+        let text = body
+            .get("faultstring")
+            .and_then(Value::as_str)
+            .map(super::text::first_line)
+            .filter(|t| !t.is_empty())
+            .or_else(|| self.server_error.clone())
+            .unwrap_or_else(|| format!("HTTP {}", self.status));
+        format!("Mistral answered HTTP {}: {text}", self.status.as_u16())
+    }
+}
+
+/// Why a call got no answer.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum CallError {
+    #[error("{0}")]
+    Transport(#[from] reqwest::Error),
+    /// Every `max_in_flight` slot stayed taken for the call's whole
+    /// deadline: nothing was sent.
+    #[error("no free Mistral call slot within {0:?} (engine.max_in_flight)")]
+    Saturated(Duration),
+}
+
+impl CallError {
+    /// Whether the request surely never reached Mistral.
+    pub(super) fn never_sent(&self) -> bool {
+        match self {
+            CallError::Transport(e) => e.is_connect(),
+            CallError::Saturated(_) => true,
+        }
+    }
+}
+
+/// The Mistral project of a tenant. The trusted-header plug-in accepts 1 to
+/// 80 letters, digits and `. _ : @ -`, starting with a letter or digit; a
+/// tenant outside that alphabet (or one that starts like a mapped name)
+/// becomes `x-` and the hex SHA-256 of its name, so the mapping stays one
+/// to one and deterministic across instances.
+pub fn project(tenant: &str) -> String {
+    let fits = (1..=80).contains(&tenant.len())
+        && tenant
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && tenant
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-_:@".contains(c))
+        && !tenant.starts_with("x-");
+    if fits {
+        tenant.to_string()
+    } else {
+        format!("x-{}", hex::encode(Sha256::digest(tenant.as_bytes())))
+    }
+}
+
+impl MistralEngine {
+    /// One call under the in-flight bound; a `safe` one is repeated with
+    /// backoff after a transport failure or an answer saying "try again".
+    pub(super) async fn call(&self, tenant: &str, r: Request<'_>) -> Result<Answer, CallError> {
+        let mut delay = self.retry_backoff;
+        let mut attempt = 0;
+        loop {
+            let result = self.attempt(tenant, &r).await;
+            let again = r.safe
+                && attempt < self.retries
+                && match &result {
+                    Err(_) => true,
+                    Ok(a) => matches!(a.status.as_u16(), 429 | 502 | 503 | 504),
+                };
+            if !again {
+                return result;
+            }
+            attempt += 1;
+            tracing::warn!(path = %r.path, attempt, "Mistral call failed; retrying");
+            tokio::time::sleep(delay).await;
+            delay *= 2;
+        }
+    }
+
+    async fn attempt(&self, tenant: &str, r: &Request<'_>) -> Result<Answer, CallError> {
+        // Waiting for a slot counts against the call's deadline, so a busy
+        // Mistral answers `internal` instead of hanging the caller.
+        let _permit = tokio::time::timeout(r.timeout, self.in_flight.acquire())
+            .await
+            .map_err(|_| CallError::Saturated(r.timeout))?
+            .ok();
+        let mut req = self
+            .http
+            .request(r.method.clone(), format!("{}{}", self.base, r.path))
+            .header("X-Project-Id", project(tenant))
+            .header(reqwest::header::ACCEPT, "*/*")
+            .timeout(r.timeout);
+        req = match r.body {
+            Body::None => req,
+            Body::Json(v) => req.json(v),
+            Body::Text(t) => req
+                .header(reqwest::header::CONTENT_TYPE, "text/plain")
+                .body(t.to_string()),
+        };
+        let resp =
+            crate::telemetry::engine::send(r.operation, req, self.metrics.as_deref()).await?;
+        let status = resp.status();
+        let server_error = resp
+            .headers()
+            .get("Server-Error-Message")
+            .and_then(|v| v.to_str().ok())
+            .map(super::text::first_line);
+        let text = resp.text().await?;
+        Ok(Answer {
+            status,
+            text,
+            server_error,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::project;
+
+    #[test]
+    fn tenants_in_the_plug_ins_alphabet_pass_unchanged() {
+        for t in ["acme", "a.b_c:d@e-f", "T1", &"a".repeat(80)] {
+            assert_eq!(project(t), t);
+        }
+    }
+
+    #[test]
+    fn other_tenants_are_hashed_one_to_one() {
+        let long = "a".repeat(81);
+        let mapped: Vec<String> = ["", "with space", "-dash", "é", &long, "x-abc"]
+            .iter()
+            .map(|t| project(t))
+            .collect();
+        for m in &mapped {
+            assert!(m.starts_with("x-") && m.len() == 66, "{m}");
+            assert!(m.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+        }
+        let unique: std::collections::BTreeSet<_> = mapped.iter().collect();
+        assert_eq!(unique.len(), mapped.len());
+        assert_eq!(project("with space"), project("with space"));
+    }
+}

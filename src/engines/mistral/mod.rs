@@ -1,0 +1,186 @@
+//! The OpenStack Mistral adapter (`kind = "mistral"`): Mistral's own REST
+//! API (`url = "http://HOST:PORT/v2"`) behind the [`Engine`] trait, for the
+//! `mistral/v2` language. Its settings are `[engines.NAME.mistral]`
+//! ([`MistralSettings`]); docs/mistral.md has every Mistral fact it relies
+//! on and, under "The engine adapter", what it does with them.
+//!
+//! - `client`: the transport (tenant as `X-Project-Id`, bounded, deadlines).
+//! - `actions`, `input_spec`, `risk`: the catalog.
+//! - `check`: the validator. `rename`, `run`, `events`: execution.
+
+mod actions;
+mod check;
+mod client;
+mod events;
+pub mod input_spec;
+pub mod rename;
+pub mod risk;
+mod run;
+pub mod settings;
+mod text;
+
+pub use client::project;
+pub use settings::MistralSettings;
+
+use super::{CatalogFetch, Engine, EngineError, RawProblem, RunReply};
+use crate::config::{CatalogFields, EffectRisk, EngineConfig, EngineMapping};
+use crate::metrics::Metrics;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Pooled connections idle this long are dropped: Mistral's server closes
+/// them after 10 s without answering a request sent on them.
+const POOL_IDLE: Duration = Duration::from_secs(5);
+
+/// The adapter of one Mistral engine.
+pub struct MistralEngine {
+    http: reqwest::Client,
+    /// The v2 API base (`http://HOST:PORT/v2`).
+    base: String,
+    /// The API root (`GET /` answers without auth): the health probe.
+    root: String,
+    settings: MistralSettings,
+    mapping: EngineMapping,
+    call_timeout: Duration,
+    in_flight: tokio::sync::Semaphore,
+    retries: u32,
+    retry_backoff: Duration,
+    metrics: Option<Arc<Metrics>>,
+}
+
+impl MistralEngine {
+    /// The adapter of `config`, trusting `roots` besides the system CAs.
+    pub fn new(config: &EngineConfig, roots: Vec<reqwest::Certificate>) -> Self {
+        crate::tls::install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .pool_idle_timeout(POOL_IDLE)
+            .pool_max_idle_per_host(settings::MAX_IN_FLIGHT)
+            .tcp_nodelay(true)
+            .connect_timeout(Duration::from_millis(config.timeout_ms.min(2000)))
+            .tls_certs_merge(roots)
+            .build()
+            .unwrap_or_default();
+        let base = config.url.trim_end_matches('/').to_string();
+        let root = base.strip_suffix("/v2").unwrap_or(&base).to_string() + "/";
+        Self {
+            http,
+            base,
+            root,
+            settings: config.mistral.clone().unwrap_or_default(),
+            mapping: mapping(),
+            call_timeout: Duration::from_millis(config.timeout_ms),
+            in_flight: tokio::sync::Semaphore::new(config.max_in_flight().max(1)),
+            retries: config.retries,
+            retry_backoff: Duration::from_millis(config.retry_backoff_ms),
+            metrics: None,
+        }
+    }
+
+    /// Records every call in `metrics`.
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+}
+
+/// How the catalog reads this adapter's entries, and the four effects.
+fn mapping() -> EngineMapping {
+    let effect = |risk: &str, read_only, destructive, open_world| EffectRisk {
+        risk: risk.into(),
+        read_only,
+        destructive,
+        open_world,
+    };
+    EngineMapping {
+        tenant_header: "X-Project-Id".into(),
+        health_path: "/".into(),
+        catalog: CatalogFields {
+            path: "/actions".into(),
+            list: "actions".into(),
+            name: "name".into(),
+            title: String::new(),
+            description: "description".into(),
+            params: "input_schema".into(),
+            returns: String::new(),
+            effect: "effect".into(),
+            tags: "tags".into(),
+            deprecated: String::new(),
+            volatile: Vec::new(),
+        },
+        effects: BTreeMap::from([
+            ("safe".into(), effect("safe", true, false, false)),
+            ("write".into(), effect("write", false, false, false)),
+            ("external".into(), effect("external", false, false, true)),
+            (
+                "destructive".into(),
+                effect("destructive", false, true, true),
+            ),
+        ]),
+        ..EngineMapping::default()
+    }
+}
+
+/// The YAML text of a `mistral/v2` program.
+fn program_text(program: &Value) -> Result<&str, EngineError> {
+    program.as_str().ok_or_else(|| {
+        EngineError::Failed(
+            "a mistral/v2 program is the YAML text of one workflow (a string)".into(),
+        )
+    })
+}
+
+/// A transport failure before anything could have started.
+fn before_start(e: client::CallError) -> EngineError {
+    if e.never_sent() {
+        EngineError::Unreachable(e.to_string())
+    } else {
+        EngineError::Failed(e.to_string())
+    }
+}
+
+#[async_trait::async_trait]
+impl Engine for MistralEngine {
+    fn mapping(&self) -> &EngineMapping {
+        &self.mapping
+    }
+
+    async fn healthy(&self) -> bool {
+        let req = self.http.get(&self.root).timeout(Duration::from_secs(2));
+        crate::telemetry::engine::send("health", req, self.metrics.as_deref())
+            .await
+            .map(|r| r.status().is_success())
+            .unwrap_or(false)
+    }
+
+    async fn catalog(&self, tenant: &str, etag: Option<&str>) -> Result<CatalogFetch, EngineError> {
+        self.actions(tenant, etag).await
+    }
+
+    async fn check(
+        &self,
+        tenant: &str,
+        program: &Value,
+        _context: Option<&Value>,
+    ) -> Result<Vec<RawProblem>, EngineError> {
+        self.validate(tenant, program).await
+    }
+
+    async fn run(
+        &self,
+        tenant: &str,
+        program: &Value,
+        input: &Value,
+        _context: Option<&Value>,
+        dry_run: bool,
+        deadline: Duration,
+    ) -> Result<RunReply, EngineError> {
+        if dry_run {
+            return Err(EngineError::Failed(
+                "Mistral has no dry run (mistral/v2 does not declare test_run)".into(),
+            ));
+        }
+        self.execute(tenant, program, input, deadline).await
+    }
+}

@@ -1,0 +1,361 @@
+//! Running an inline program: rename its workflow to the tenant's owned
+//! name, create it (a stored one is reused: the name is a content hash),
+//! start an execution under an id of our own (a repeated start with the same
+//! id is the same execution, so a start whose answer was lost can be sent
+//! again), poll it to `SUCCESS`, `ERROR` or `CANCELLED` within the deadline
+//! (cancelling it past the deadline), then read its tasks as events.
+
+use super::check::problem;
+use super::client::{Body, Request};
+use super::rename::{Renamed, rename};
+use super::text::{decode, first_line_of};
+use super::{MistralEngine, program_text};
+use crate::engines::{EngineError, RawProblem, RunReply, RunState};
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::time::{Duration, Instant};
+
+/// Execution states after which nothing more happens.
+const TERMINAL: [&str; 3] = ["SUCCESS", "ERROR", "CANCELLED"];
+
+impl MistralEngine {
+    pub(super) async fn execute(
+        &self,
+        tenant: &str,
+        program: &Value,
+        input: &Value,
+        deadline: Duration,
+    ) -> Result<RunReply, EngineError> {
+        let until = Instant::now() + deadline;
+        let text = program_text(program)?;
+        let renamed = match rename(tenant, text) {
+            Ok(r) => r,
+            Err(e) => {
+                // Mistral's validator words YAML and schema mistakes the way
+                // the rule file knows; our own reason only when it has none.
+                let mut problems = self.validate(tenant, program).await?;
+                if problems.is_empty() {
+                    problems.push(RawProblem {
+                        is_error: true,
+                        text: e.to_string(),
+                        location: None,
+                        unknown_level: None,
+                    });
+                }
+                return Ok(rejected(problems));
+            }
+        };
+        if let Some(problems) = self.ensure_workflow(tenant, &renamed, text).await? {
+            return Ok(rejected(problems));
+        }
+        let id = execution_id(tenant, &renamed.name);
+        self.start(tenant, &renamed, &id, input).await?;
+        let restore = |s: String| s.replace(&renamed.name, &renamed.original);
+        let Some(status) = self.poll(tenant, &id, until).await? else {
+            let cancelled = self.cancel(tenant, &id).await;
+            let events = self.events(tenant, &id, &restore).await.unwrap_or_default();
+            return Ok(RunReply {
+                engine_run_id: Some(id),
+                state: RunState::TimedOut,
+                result: Value::Null,
+                error: Some(if cancelled {
+                    "the run did not finish by its deadline; it was cancelled (an action already running is not interrupted)".into()
+                } else {
+                    "the run did not finish by its deadline, and Mistral did not accept its cancellation".into()
+                }),
+                events,
+                problems: Vec::new(),
+            });
+        };
+        let events = self
+            .events(tenant, &id, &restore)
+            .await
+            .map_err(|message| EngineError::RunBroken {
+                message,
+                events: Vec::new(),
+            })?;
+        let state = status.get("state").and_then(Value::as_str).unwrap_or("");
+        let (state, error) = match state {
+            "SUCCESS" => (RunState::Completed, None),
+            "CANCELLED" => (
+                RunState::Failed,
+                Some("the execution was cancelled in Mistral".to_string()),
+            ),
+            _ => {
+                let failed_task = events
+                    .iter()
+                    .filter(|e| e["state"] == "ERROR")
+                    .find_map(|e| e["state_info"].as_str().map(str::to_string));
+                let error = failed_task
+                    .or_else(|| first_line_of(status.get("state_info")).map(restore))
+                    .unwrap_or_else(|| "the execution failed".into());
+                (RunState::Failed, Some(error))
+            }
+        };
+        Ok(RunReply {
+            engine_run_id: Some(id),
+            state,
+            result: decode(status.get("output")),
+            error,
+            events,
+            problems: Vec::new(),
+        })
+    }
+
+    /// Creates the renamed workflow unless it is stored already; `Some`
+    /// carries the validator's refusal (nothing was created or started).
+    async fn ensure_workflow(
+        &self,
+        tenant: &str,
+        renamed: &Renamed,
+        original: &str,
+    ) -> Result<Option<Vec<RawProblem>>, EngineError> {
+        let path = format!("/workflows/{}", encode(&renamed.name));
+        let found = self
+            .call(
+                tenant,
+                Request {
+                    operation: "run",
+                    method: Method::GET,
+                    path: &path,
+                    body: Body::None,
+                    timeout: self.call_timeout,
+                    safe: true,
+                },
+            )
+            .await
+            .map_err(super::before_start)?;
+        if found.status.is_success() {
+            return Ok(None);
+        }
+        if found.status != StatusCode::NOT_FOUND {
+            return Err(EngineError::Failed(format!(
+                "reading the workflow: {}",
+                found.error()
+            )));
+        }
+        let created = self
+            .call(
+                tenant,
+                Request {
+                    operation: "run",
+                    method: Method::POST,
+                    path: "/workflows",
+                    body: Body::Text(&renamed.text),
+                    timeout: self.call_timeout,
+                    // Creating twice is a 409, nothing worse.
+                    safe: true,
+                },
+            )
+            .await
+            .map_err(super::before_start)?;
+        match created.status.as_u16() {
+            // 409: the same content is stored under its hash already.
+            200 | 201 | 409 => Ok(None),
+            400 => {
+                let error = created
+                    .json()
+                    .get("faultstring")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .replace(&renamed.name, &renamed.original);
+                Ok(Some(vec![problem(&error, original)]))
+            }
+            _ => Err(EngineError::Failed(format!(
+                "creating the workflow: {}",
+                created.error()
+            ))),
+        }
+    }
+
+    /// Starts the execution under `id`. The start is sent again (same id,
+    /// so still one execution) when its answer is lost or says "try again".
+    async fn start(
+        &self,
+        tenant: &str,
+        renamed: &Renamed,
+        id: &str,
+        input: &Value,
+    ) -> Result<(), EngineError> {
+        let input = if input.is_null() {
+            json!({})
+        } else {
+            input.clone()
+        };
+        let body = json!({"id": id, "workflow_name": renamed.name, "input": input});
+        let mut last = String::new();
+        let mut sent = false;
+        for attempt in 0..=self.retries {
+            if attempt > 0 {
+                tokio::time::sleep(self.retry_backoff * 2u32.pow(attempt - 1)).await;
+            }
+            let answer = self
+                .call(
+                    tenant,
+                    Request {
+                        operation: "run",
+                        method: Method::POST,
+                        path: "/executions",
+                        body: Body::Json(&body),
+                        timeout: self.call_timeout,
+                        safe: false,
+                    },
+                )
+                .await;
+            match answer {
+                Ok(a) if a.status.is_success() => return Ok(()),
+                Ok(a) if a.status.is_server_error() => {
+                    sent = true;
+                    last = a.error();
+                }
+                Ok(a) => {
+                    // Invalid input, unknown workflow: nothing started.
+                    let message = a.error().replace(&renamed.name, &renamed.original);
+                    return Err(if sent {
+                        EngineError::RunBroken {
+                            message,
+                            events: Vec::new(),
+                        }
+                    } else {
+                        EngineError::NotStarted(message)
+                    });
+                }
+                Err(e) => {
+                    sent |= !e.never_sent();
+                    last = e.to_string();
+                }
+            }
+        }
+        Err(if sent {
+            EngineError::RunBroken {
+                message: format!("starting the execution: {last}"),
+                events: Vec::new(),
+            }
+        } else {
+            EngineError::Unreachable(last)
+        })
+    }
+
+    /// The execution's final status, or `None` when `until` passed first.
+    async fn poll(
+        &self,
+        tenant: &str,
+        id: &str,
+        until: Instant,
+    ) -> Result<Option<Value>, EngineError> {
+        let path = format!("/executions/{}", encode(id));
+        let mut delay = Duration::from_millis(self.settings.poll_interval_ms.max(1));
+        let max_delay = Duration::from_millis(self.settings.max_poll_interval_ms.max(1));
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            tokio::time::sleep(delay.min(left)).await;
+            let status =
+                self.read(tenant, &path)
+                    .await
+                    .map_err(|message| EngineError::RunBroken {
+                        message,
+                        events: Vec::new(),
+                    })?;
+            let state = status.get("state").and_then(Value::as_str).unwrap_or("");
+            if TERMINAL.contains(&state) {
+                return Ok(Some(status));
+            }
+            if Instant::now() >= until {
+                return Ok(None);
+            }
+            delay = (delay * 2).min(max_delay);
+        }
+    }
+
+    /// Asks Mistral to cancel; whether it accepted.
+    async fn cancel(&self, tenant: &str, id: &str) -> bool {
+        let path = format!("/executions/{}", encode(id));
+        let body = json!({"state": "CANCELLED"});
+        match self
+            .call(
+                tenant,
+                Request {
+                    operation: "cancel",
+                    method: Method::PUT,
+                    path: &path,
+                    body: Body::Json(&body),
+                    timeout: self.call_timeout,
+                    safe: false,
+                },
+            )
+            .await
+        {
+            Ok(a) if a.status.is_success() => true,
+            Ok(a) => {
+                tracing::warn!(execution = %id, error = %a.error(), "Mistral refused to cancel an execution past its deadline");
+                false
+            }
+            Err(e) => {
+                tracing::warn!(execution = %id, error = %e, "cancelling an execution failed");
+                false
+            }
+        }
+    }
+
+    /// A safe read that must answer 2xx with JSON; else why not.
+    pub(super) async fn read(&self, tenant: &str, path: &str) -> Result<Value, String> {
+        let answer = self
+            .call(
+                tenant,
+                Request {
+                    operation: "poll",
+                    method: Method::GET,
+                    path,
+                    body: Body::None,
+                    timeout: self.call_timeout,
+                    safe: true,
+                },
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        if !answer.status.is_success() {
+            return Err(answer.error());
+        }
+        serde_json::from_str(&answer.text)
+            .map_err(|e| format!("Mistral answered invalid JSON: {e}"))
+    }
+}
+
+/// A refusal by the validator: nothing was created or started.
+fn rejected(problems: Vec<RawProblem>) -> RunReply {
+    RunReply {
+        engine_run_id: None,
+        state: RunState::Rejected,
+        result: Value::Null,
+        error: problems.first().map(|p| p.text.clone()),
+        events: Vec::new(),
+        problems,
+    }
+}
+
+/// A fresh UUID-shaped execution id, derived from the tenant, the workflow
+/// and a random nonce: unique per run, the same for every send of its start.
+fn execution_id(tenant: &str, workflow: &str) -> String {
+    let nonce: [u8; 16] = rand::random();
+    let mut h = Sha256::new();
+    h.update(tenant.as_bytes());
+    h.update([0]);
+    h.update(workflow.as_bytes());
+    h.update(nonce);
+    let x = hex::encode(h.finalize());
+    format!(
+        "{}-{}-{}-{}-{}",
+        &x[0..8],
+        &x[8..12],
+        &x[12..16],
+        &x[16..20],
+        &x[20..32]
+    )
+}
+
+/// A path segment or query value, percent-encoded.
+pub(super) fn encode(s: &str) -> String {
+    utf8_percent_encode(s, NON_ALPHANUMERIC).to_string()
+}

@@ -94,10 +94,17 @@ impl MistralEngine {
                 (RunState::Failed, Some(error))
             }
         };
+        // A failed execution's output is a summary that goes on with
+        // Python tracebacks: it never leaves the adapter.
+        let result = if state == RunState::Completed {
+            decode(status.get("output"))
+        } else {
+            Value::Null
+        };
         Ok(RunReply {
             engine_run_id: Some(id),
             state,
-            result: decode(status.get("output")),
+            result,
             error,
             events,
             problems: Vec::new(),

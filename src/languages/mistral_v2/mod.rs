@@ -8,5 +8,8 @@ pub mod bounds;
 pub mod checks;
 pub mod document;
 pub mod expressions;
+#[cfg(test)]
+mod fixtures;
 pub mod input;
+pub mod plan;
 pub mod workflow;

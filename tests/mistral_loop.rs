@@ -253,7 +253,9 @@ async fn a_misspelled_action_after_a_write_is_refused_before_anything_runs() {
         .iter()
         .filter_map(|s| s["id"].as_str())
         .collect();
-    assert_eq!(ran, ["write", "write.next", "next"]);
+    let tasks: Vec<&str> = ran.iter().copied().filter(|id| !id.contains('.')).collect();
+    assert_eq!(tasks, ["write", "next"], "{ran:?}");
+    assert!(ran.contains(&"write.next"), "the transition taken: {ran:?}");
     m.clean().await;
 }
 

@@ -419,8 +419,10 @@ async fn pil_execute_success_g() {
     assert_eq!(r.structured["trace"]["level"], "full");
     assert_eq!(r.structured["output"], json!({"greeting": "hello world"}));
     let steps = r.structured["trace"]["steps"].as_array().unwrap();
-    assert_eq!(steps.len(), 1);
-    assert_eq!(steps[0]["input"], json!({"output": "hello world"}), "{steps:?}");
+    let hello: Vec<&Value> = steps.iter().filter(|s| s["id"] == "hello").collect();
+    assert_eq!(hello.len(), 1, "{steps:?}");
+    assert_eq!(hello[0]["input"], json!({"output": "hello world"}), "{steps:?}");
+    assert_eq!(hello[0]["calls"], "std.echo");
     assert_eq!(m.mistral.executions(&m.a.tenant).await.len(), 1);
     m.clean().await;
 }

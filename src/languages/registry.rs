@@ -9,7 +9,10 @@ use std::sync::Arc;
 type Make = fn() -> Arc<dyn Language>;
 
 /// Every language this build can serve, by kind.
-const LANGUAGES: &[(&str, Make)] = &[("workflow/v1", || Arc::new(super::workflow_v1::WorkflowV1))];
+const LANGUAGES: &[(&str, Make)] = &[
+    ("workflow/v1", || Arc::new(super::workflow_v1::WorkflowV1)),
+    ("mistral/v2", || Arc::new(super::mistral_v2::MistralV2)),
+];
 
 /// The implementation of `kind`, if this build has one.
 pub fn lookup(kind: &str) -> Option<Arc<dyn Language>> {
@@ -34,5 +37,6 @@ mod tests {
             assert_eq!(lookup(kind).map(|l| l.kind()), Some(kind));
         }
         assert!(lookup("mistral/v0").is_none());
+        assert!(kinds().contains(&"mistral/v2"));
     }
 }

@@ -11,5 +11,9 @@ pub mod expressions;
 #[cfg(test)]
 mod fixtures;
 pub mod input;
+mod language;
 pub mod plan;
+pub mod trace;
 pub mod workflow;
+
+pub use language::MistralV2;

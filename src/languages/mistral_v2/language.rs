@@ -1,0 +1,206 @@
+//! [`MistralV2`]: the `mistral/v2` implementation of the Language trait, a
+//! thin seam over this folder's reader, bounds, checks, plan and trace.
+//! Every method reads the program text again: parsing is cheap next to a
+//! Mistral call, and the trait hands over only the program value.
+
+use super::workflow::{self, Document, Workflow};
+use super::{bounds, checks, input, plan, trace};
+use crate::catalog::CatalogView;
+use crate::classify::Diagnostic;
+use crate::config::EngineMapping;
+use crate::config::language::Bounds;
+use crate::languages::text_range::TextRange;
+use crate::languages::{Language, RunEnd, StepInfo, StepKind, binding};
+use crate::pilotage::{RequestError, RiskHints};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// `mistral/v2`: a program is one Mistral v2 workflow document as YAML
+/// text; locators are text ranges.
+pub struct MistralV2;
+
+/// The document in `program`, when it is text the gateway can parse.
+fn document(program: &Value) -> Option<Document> {
+    workflow::read(program.as_str()?)
+}
+
+/// The program's workflow: the first of the document (a second one is an
+/// `invalid_structure` finding).
+fn the_workflow(program: &Value) -> Option<Workflow> {
+    document(program)?.workflows.into_iter().next()
+}
+
+impl Language for MistralV2 {
+    fn kind(&self) -> &'static str {
+        "mistral/v2"
+    }
+
+    fn program_json_type(&self) -> &'static str {
+        "string"
+    }
+
+    fn locator(&self) -> &'static str {
+        "text-range"
+    }
+
+    fn root_locator(&self, program: &Value) -> String {
+        TextRange::whole(program.as_str().unwrap_or("")).encode()
+    }
+
+    fn check_bounds(&self, program: &Value, bounds: &Bounds) -> Result<(), RequestError> {
+        bounds::check(program, bounds)
+    }
+
+    fn structure_problem(&self, program: &Value) -> Option<Diagnostic> {
+        // Everything else about the text (YAML errors included) is
+        // Mistral's to report, with its own positions.
+        (!program.is_string()).then(|| {
+            binding::binding_root(
+                "invalid_structure",
+                "a mistral/v2 program is the YAML text of one workflow document, as a string"
+                    .into(),
+            )
+        })
+    }
+
+    fn steps(&self, program: &Value) -> Vec<StepInfo> {
+        let Some(wf) = the_workflow(program) else {
+            return Vec::new();
+        };
+        let no_ancestors: Arc<[(Arc<str>, bool)]> = Arc::new([]);
+        wf.tasks
+            .iter()
+            .map(|t| {
+                let capability = plan::capability(t).map(str::to_string);
+                StepInfo {
+                    id: Some(t.name.clone()),
+                    kind: if capability.is_some() {
+                        StepKind::Call
+                    } else {
+                        StepKind::Other
+                    },
+                    pointer: t.range.encode(),
+                    capability,
+                    arm: None,
+                    in_loop: None,
+                    ancestors: no_ancestors.clone(),
+                }
+            })
+            .collect()
+    }
+
+    fn native_checks(
+        &self,
+        program: &Value,
+        _steps: &[StepInfo],
+        catalog: &CatalogView,
+    ) -> Vec<Diagnostic> {
+        document(program).map_or_else(Vec::new, |doc| checks::all(&doc, catalog))
+    }
+
+    fn unknown_capability(&self, step: &StepInfo, name: &str, visible: &[String]) -> Diagnostic {
+        checks::unknown_capability(step, name, visible)
+    }
+
+    fn step_locators(&self, steps: &[StepInfo]) -> HashMap<String, String> {
+        checks::step_locators(steps)
+    }
+
+    fn plan(
+        &self,
+        program: &Value,
+        _steps: &[StepInfo],
+        risk_of: &dyn Fn(&str) -> Option<(String, RiskHints)>,
+    ) -> Value {
+        match the_workflow(program) {
+            Some(wf) => plan::derive(&wf, risk_of),
+            None => plan::derive(&empty_workflow(), risk_of),
+        }
+    }
+
+    fn plan_max_hints(&self, plan: &Value) -> RiskHints {
+        crate::languages::workflow_v1::plan::max_hints(plan)
+    }
+
+    fn trace(
+        &self,
+        program: &Value,
+        events: &[Value],
+        _mapping: &EngineMapping,
+        _steps: &[StepInfo],
+        end: RunEnd,
+    ) -> Vec<Value> {
+        trace::map_events(the_workflow(program).as_ref(), events, end)
+    }
+
+    fn summarize(&self, steps: &[Value]) -> Vec<Value> {
+        crate::languages::workflow_v1::trace::summarize(steps)
+    }
+
+    fn input_schema(&self, program: &Value) -> Option<Value> {
+        the_workflow(program).map(|wf| input::schema(&wf))
+    }
+
+    fn program_name(&self, program: &Value) -> Option<String> {
+        the_workflow(program).map(|wf| wf.name)
+    }
+}
+
+/// A workflow with no tasks (the plan of a program with none).
+fn empty_workflow() -> Workflow {
+    let at = TextRange::whole("");
+    Workflow {
+        name: String::new(),
+        name_range: at,
+        range: at,
+        kind: "direct".into(),
+        kind_range: None,
+        inputs: Vec::new(),
+        vars: Vec::new(),
+        output_scalars: Vec::new(),
+        tasks: Vec::new(),
+        duplicate_tasks: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::SHAPES;
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn steps_locators_and_names_come_from_the_text() {
+        let l = MistralV2;
+        let p = json!(SHAPES);
+        let steps = l.steps(&p);
+        let rows: Vec<_> = steps
+            .iter()
+            .map(|s| (s.id.clone().unwrap(), s.kind, s.capability.clone(), s.pointer.clone()))
+            .collect();
+        assert_eq!(rows[0], ("start".into(), StepKind::Call, Some("std.echo".into()), "@4:5-10:25".into()));
+        assert_eq!(rows[3], ("cleanup".into(), StepKind::Call, Some("sub".into()), "@18:5-19:19".into()));
+        assert_eq!(l.step_locators(&steps)["each"], "@11:5-14:24");
+        assert_eq!(l.program_name(&p).as_deref(), Some("wf"));
+        assert_eq!(l.root_locator(&p), TextRange::whole(SHAPES).encode());
+        assert_eq!(l.input_schema(&p).unwrap()["required"], json!([]));
+        assert_eq!(l.locator(), "text-range");
+        assert_eq!(l.program_json_type(), "string");
+    }
+
+    #[test]
+    fn only_a_non_string_is_a_structure_problem_and_bad_yaml_has_no_steps() {
+        let l = MistralV2;
+        assert!(l.structure_problem(&json!({"version": "2.0"})).is_some());
+        assert!(l.structure_problem(&json!("wf: [")).is_none());
+        assert!(l.steps(&json!("wf: [")).is_empty());
+        assert!(l.steps(&json!({"steps": []})).is_empty());
+        assert_eq!(l.input_schema(&json!("wf: [")), None);
+        let plan = l.plan(&json!("wf: ["), &[], &|_| None);
+        assert_eq!(plan["steps"], json!([]));
+        assert_eq!(plan["max_risk"], "safe");
+        let task = "version: '2.0'\nwf:\n  tasks:\n    t:\n      description: nothing to call\n";
+        assert_eq!(l.steps(&json!(task))[0].kind, StepKind::Other);
+    }
+}

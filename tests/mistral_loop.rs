@@ -11,7 +11,8 @@ use common::mistral::{
     self, EXECUTE, MISTRAL, MistralEnv, TRACE, VALIDATE, codes, echo_program, greet_program, run,
     validate,
 };
-use common::{LANG, assert_shape, repo_path, write_program};
+use common::{ACME_OPS, LANG, assert_shape, repo_path, write_program};
+use sha2::Digest;
 use pilotage_gateway::guides::GuideSet;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -140,7 +141,7 @@ async fn discover_learn_lookup_validate_execute_fetch() {
     let steps = ran.structured["trace"]["steps"].as_array().unwrap();
     assert_eq!(steps[0]["id"], "hello", "{steps:?}");
     assert_eq!(steps[0]["calls"], "std.echo");
-    assert_eq!(steps[0]["output"], json!("hello ada"), "{steps:?}");
+    assert_eq!(steps[0]["output"], json!({"result": "hello ada"}), "{steps:?}");
     assert_eq!(
         m.mistral.executions(&m.a.tenant).await.len(),
         before + 1,
@@ -261,14 +262,27 @@ async fn a_misspelled_action_after_a_write_is_refused_before_anything_runs() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn both_languages_run_at_once_each_on_its_own_engine() {
-    let m = MistralEnv::start().await;
+    // The legacy engine knows its own tenants only: workflow/v1 runs as an
+    // `acme` key, mistral/v2 as the suite's own tenant, on one gateway.
+    let m = MistralEnv::start_with(|cfg| {
+        cfg.auth.keys.push(pilotage_gateway::config::ApiKeyConfig {
+            name: "legacy".into(),
+            tenant: "acme".into(),
+            sha256: hex::encode(sha2::Sha256::digest(ACME_OPS.as_bytes())),
+            permissions: None,
+            max_risk: None,
+            forbid_risk_hints: Vec::new(),
+        });
+    })
+    .await;
     let c = m.session(&m.a).await;
-    let tenant = &m.a.tenant;
-    let legacy_before = m.env.engine.digest(tenant).await;
-    let mistral_before = m.mistral.executions(tenant).await.len();
+    let mut legacy_caller = m.env.client(ACME_OPS);
+    legacy_caller.initialize().await;
+    let legacy_before = m.env.engine.digest("acme").await;
+    let mistral_before = m.mistral.executions(&m.a.tenant).await.len();
     // Concurrently: a workflow/v1 write on the legacy engine, a mistral/v2
     // run on Mistral.
-    let legacy = c.call(
+    let legacy = legacy_caller.call(
         "run_workflow",
         json!({"workflow": write_program("gold"), "mode": "immediate"}),
     );
@@ -282,13 +296,22 @@ async fn both_languages_run_at_once_each_on_its_own_engine() {
         on_mistral.structured
     );
     assert_eq!(on_mistral.structured["output"], json!({"said": "from mistral"}));
-    let legacy_after = m.env.engine.digest(tenant).await;
-    assert_ne!(legacy_before, legacy_after, "the workflow/v1 run wrote on the legacy engine");
-    assert_eq!(
-        m.mistral.executions(tenant).await.len(),
-        mistral_before + 1,
-        "exactly the mistral/v2 run reached Mistral"
+    assert_ne!(
+        m.env.engine.digest("acme").await,
+        legacy_before,
+        "the workflow/v1 run wrote on the legacy engine"
     );
+    assert_eq!(
+        m.mistral.executions(&m.a.tenant).await.len(),
+        mistral_before + 1,
+        "the mistral/v2 run reached Mistral"
+    );
+    // A mistral/v2 run leaves the legacy engine alone.
+    let legacy_after = m.env.engine.state("acme").await;
+    let again = run(&c, &yaml, json!({})).await;
+    assert_eq!(again.structured["outcome"]["status"], "success", "{}", again.structured);
+    assert_eq!(m.env.engine.state("acme").await, legacy_after);
+    assert_eq!(m.mistral.executions(&m.a.tenant).await.len(), mistral_before + 2);
     // Each catalog is its own engine's.
     let mistral_get = c
         .call(
@@ -297,22 +320,23 @@ async fn both_languages_run_at_once_each_on_its_own_engine() {
         )
         .await;
     assert_eq!(mistral_get.structured["error"]["kind"], "not_found");
-    let legacy_get = c
+    let legacy_get = legacy_caller
         .call(
             "pilotage_catalog",
             json!({"language": LANG, "verb": "get", "id": "std.echo"}),
         )
         .await;
     assert_eq!(legacy_get.structured["error"]["kind"], "not_found");
-    // A program of one language is not a program of the other.
+    // A program of one language is not a program of the other: a JSON
+    // document is refused by the mistral/v2 tool's schema (a string).
     let cross = c
-        .call(VALIDATE, json!({"workflow": write_program("gold")}))
+        .rpc(
+            "tools/call",
+            json!({"name": VALIDATE, "arguments": {"workflow": write_program("gold")}}),
+        )
         .await;
-    assert!(
-        cross.is_error || cross.structured["valid"] == false,
-        "{}",
-        cross.structured
-    );
+    assert_eq!(cross["error"]["code"], -32602, "{cross}");
+    assert!(cross["error"]["message"].as_str().unwrap().contains("string"), "{cross}");
     m.clean().await;
 }
 

@@ -62,9 +62,16 @@ no_items:
 ";
 
 /// An ad-hoc action of one project: a catalog entry only that tenant sees.
-fn shout_action(suffix: &str) -> String {
+/// A non-empty `mark` adds an optional parameter of that default, which
+/// changes the entry's input schema.
+fn shout_action(mark: &str) -> String {
+    let extra = if mark.is_empty() {
+        String::new()
+    } else {
+        format!("    - mark: \"{mark}\"\n")
+    };
     format!(
-        "version: '2.0'\nshout:\n  base: std.echo\n  base-input:\n    output: <% $.text %>{suffix}\n  input:\n    - text\n"
+        "version: '2.0'\nshout:\n  base: std.echo\n  base-input:\n    output: <% $.text %>\n  input:\n    - text\n{extra}"
     )
 }
 
@@ -121,11 +128,13 @@ async fn pil_discover_manifest_g() {
         let name = lang["loop"][key].as_str().unwrap();
         assert!(tools.contains(&name.to_string()), "{name} in tools/list");
     }
-    assert_eq!(lang["loop"]["guides"], "pilotage_get_guide");
-    assert_eq!(lang["loop"]["catalog"], "pilotage_catalog");
+    assert_eq!(lang["guides"], "pilotage_get_guide");
+    assert_eq!(lang["catalog"], "pilotage_catalog");
     let caps = &lang["capabilities"];
     assert!(caps["execute"]["test_run"] != true, "no dry run declared: {caps}");
-    assert_eq!(caps["trace"]["level"], "full", "{caps}");
+    assert!(caps.get("trace_fetch").is_some_and(|v| v != false), "{caps}");
+    // Discovery changed nothing in Mistral.
+    assert!(m.mistral.executions(&m.anonymous).await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]

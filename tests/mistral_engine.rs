@@ -340,20 +340,122 @@ async fn a_run_succeeds_with_its_events() {
     let name = execution["workflow_name"].as_str().unwrap();
     assert!(name.starts_with("pilotage_") && name.len() < 255, "{name}");
 
-    // A second run of the same program reuses the stored workflow and is
-    // an execution of its own.
-    let again = run(&engine, &t, HELLO, json!({"name": "again"})).await;
-    assert_eq!(again.result, json!({"greeting": "hello again!"}));
-    assert_ne!(again.engine_run_id.as_deref(), Some(id.as_str()));
-    let (_, workflows) = mistral_get(&url, &t, "/workflows?fields=name").await;
-    let owned: Vec<&Value> = workflows["workflows"]
+    // The owned workflow is gone once started; the execution stays.
+    assert_eq!(workflow_names(&url, &t).await, Vec::<String>::new());
+
+    // Runs of the same program side by side (one owned name, created and
+    // deleted by each) are executions of their own.
+    let one = |i: usize| run(&engine, &t, HELLO, json!({"name": format!("n{i}")}));
+    let (r0, r1, r2, r3) = tokio::join!(one(0), one(1), one(2), one(3));
+    for (i, reply) in [r0, r1, r2, r3].iter().enumerate() {
+        assert_eq!(reply.state, RunState::Completed, "{reply:?}");
+        assert_eq!(reply.result, json!({"greeting": format!("hello n{i}!")}));
+    }
+    assert_eq!(executions(&url, &t).await.len(), 5);
+    assert_eq!(workflow_names(&url, &t).await, Vec::<String>::new());
+}
+
+/// The workflow names `tenant`'s project lists.
+async fn workflow_names(url: &str, tenant: &str) -> Vec<String> {
+    let (status, body) = mistral_get(url, tenant, "/workflows?limit=100").await;
+    assert_eq!(status, 200, "{body}");
+    body["workflows"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|w| w["name"].as_str().unwrap().starts_with("pilotage_"))
+        .filter(|w| w["project_id"] == project(tenant))
+        .map(|w| w["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Stores `definition` in `tenant`'s project, as its own tools would.
+async fn create_workflow(url: &str, tenant: &str, definition: &str) {
+    let resp = reqwest::Client::new()
+        .post(format!("{url}/workflows"))
+        .header("X-Project-Id", project(tenant))
+        .header("Content-Type", "text/plain")
+        .body(definition.to_string())
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status().as_u16(),
+        201,
+        "{}",
+        resp.text().await.unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tenants_own_workflows_are_callable_entries() {
+    let Some(url) = mistral_url() else { return };
+    let engine = adapter(
+        &url,
+        "",
+        "page_size = 2\nrisk = [{ glob = \"std.echo\", effect = \"safe\" }, { glob = \"shout\", effect = \"safe\" }]",
+    );
+    let (t, other) = (tenant("subwf"), tenant("subwf-other"));
+    create_workflow(
+        &url,
+        &t,
+        "version: '2.0'\nshout:\n  input: [word, {times: 2}]\n  output:\n    said: <% $.word %>\n  tasks:\n    say:\n      action: std.echo output=<% $.word %>\n",
+    )
+    .await;
+    for extra in ["one", "two", "three"] {
+        create_workflow(
+            &url,
+            &t,
+            &format!("version: '2.0'\n{extra}:\n  tasks:\n    t:\n      action: std.noop\n"),
+        )
+        .await;
+    }
+    let (_, entries) = capabilities(engine.catalog(&t, None).await.unwrap());
+    let workflows: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["tags"][0] == "workflow")
         .collect();
-    assert_eq!(owned.len(), 1, "{workflows}");
-    assert_eq!(executions(&url, &t).await.len(), 2);
+    assert_eq!(
+        names(&workflows.iter().map(|e| (*e).clone()).collect::<Vec<_>>()),
+        ["one", "shout", "three", "two"]
+    );
+    let shout = entries.iter().find(|e| e["name"] == "shout").unwrap();
+    assert_eq!(
+        shout["input_schema"],
+        json!({"type": "object", "properties": {"word": {}, "times": {"default": 2}},
+               "required": ["word"], "additionalProperties": false})
+    );
+    assert_eq!(shout["effect"], "safe");
+    assert!(
+        entries
+            .iter()
+            .find(|e| e["name"] == "one")
+            .unwrap()
+            .get("effect")
+            .is_none()
+    );
+    // Another tenant sees none of them.
+    let (_, theirs) = capabilities(engine.catalog(&other, None).await.unwrap());
+    assert!(
+        theirs.iter().all(|e| e["tags"][0] == "action"),
+        "{theirs:?}"
+    );
+
+    // An inline program calls it; the parent's task has the child's output.
+    let program =
+        "version: '2.0'\nparent:\n  tasks:\n    call:\n      workflow: shout word='hey'\n";
+    let reply = run(&engine, &t, program, json!({})).await;
+    assert_eq!(reply.state, RunState::Completed, "{reply:?}");
+    assert_eq!(reply.events.len(), 1);
+    assert_eq!(reply.events[0]["task"], "call");
+    assert_eq!(reply.events[0]["result"], json!({"said": "hey"}));
+    // The owned workflow is never offered, even while it exists.
+    let (_, after) = capabilities(engine.catalog(&t, None).await.unwrap());
+    assert!(
+        after
+            .iter()
+            .all(|e| !e["name"].as_str().unwrap().starts_with("pilotage_"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -532,8 +634,11 @@ async fn a_create_the_validator_refuses_is_rejected_with_nothing_run() {
     assert!(reply.problems[0].text.contains("2 workflows"), "{reply:?}");
 
     assert!(executions(&url, &t).await.is_empty(), "nothing ran");
-    let (_, workflows) = mistral_get(&url, &t, "/workflows?fields=name").await;
-    assert_eq!(workflows["workflows"], json!([]), "nothing was created");
+    assert_eq!(
+        workflow_names(&url, &t).await,
+        Vec::<String>::new(),
+        "nothing was stored"
+    );
 
     // Input the workflow does not take: nothing started either.
     match engine
@@ -567,20 +672,32 @@ async fn a_create_the_validator_refuses_is_rejected_with_nothing_run() {
     ));
 }
 
-/// A proxy in front of Mistral that forwards every request, and answers
-/// the first `POST /v2/executions` with 503 after Mistral has taken it:
-/// the start happened, its answer was lost.
-async fn lossy_proxy(upstream: String) -> String {
+/// A proxy in front of Mistral that forwards every request and counts the
+/// requests open at once; with `lose_first_start`, it answers the first
+/// `POST /v2/executions` with 503 after Mistral has taken it (the start
+/// happened, its answer was lost).
+struct Proxy {
+    url: String,
+    most_open: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+async fn proxy(upstream: String, lose_first_start: bool) -> Proxy {
     use axum::body::Bytes;
     use axum::extract::Request;
     use axum::response::IntoResponse;
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let dropped = Arc::new(AtomicBool::new(false));
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let dropped = Arc::new(AtomicBool::new(!lose_first_start));
+    let open = Arc::new(AtomicUsize::new(0));
+    let most_open = Arc::new(AtomicUsize::new(0));
     let client = reqwest::Client::new();
+    let counted = most_open.clone();
     let app = axum::Router::new().fallback(move |req: Request| {
         let (dropped, client, upstream) = (dropped.clone(), client.clone(), upstream.clone());
+        let (open, most_open) = (open.clone(), counted.clone());
         async move {
+            let now = open.fetch_add(1, Ordering::SeqCst) + 1;
+            most_open.fetch_max(now, Ordering::SeqCst);
             let (parts, body) = req.into_parts();
             let body: Bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap();
             let path = parts.uri.path_and_query().unwrap().as_str();
@@ -594,6 +711,7 @@ async fn lossy_proxy(upstream: String) -> String {
             let resp = forward.body(body).send().await.unwrap();
             let status = resp.status();
             let text = resp.bytes().await.unwrap();
+            open.fetch_sub(1, Ordering::SeqCst);
             if parts.method == "POST"
                 && parts.uri.path() == "/v2/executions"
                 && !dropped.swap(true, Ordering::SeqCst)
@@ -613,14 +731,30 @@ async fn lossy_proxy(upstream: String) -> String {
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    url
+    Proxy { url, most_open }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_in_flight_bounds_the_calls_open_at_once() {
+    let Some(url) = mistral_url() else { return };
+    let proxy = proxy(url, false).await;
+    let engine = adapter(&proxy.url, "max_in_flight = 3", "page_size = 1");
+    let t = tenant("bound");
+    // Six listings of 15 pages each, all at once.
+    let one = || engine.catalog(&t, None);
+    let all = tokio::join!(one(), one(), one(), one(), one(), one());
+    for listed in [all.0, all.1, all.2, all.3, all.4, all.5] {
+        assert_eq!(capabilities(listed.unwrap()).1.len(), 14);
+    }
+    let most = proxy.most_open.load(std::sync::atomic::Ordering::SeqCst);
+    assert!((1..=3).contains(&most), "{most} calls were open at once");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_start_whose_answer_was_lost_is_sent_again_as_the_same_execution() {
     let Some(url) = mistral_url() else { return };
-    let proxy = lossy_proxy(url.clone()).await;
-    let engine = adapter(&proxy, "retries = 2", "");
+    let proxy = proxy(url.clone(), true).await;
+    let engine = adapter(&proxy.url, "retries = 2", "");
     let t = tenant("lost");
     let reply = run(&engine, &t, HELLO, json!({"name": "twice"})).await;
     assert_eq!(reply.state, RunState::Completed, "{reply:?}");

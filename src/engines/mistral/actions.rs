@@ -3,11 +3,8 @@
 //! nothing, so it is never followed), each action mapped to an entry with
 //! its input schema and its effect from the risk table, filtered by the
 //! tenant's visibility. The ETag is our own: a hash of the entries, so an
-//! unchanged listing answers `NotModified`.
-//!
-//! Workflows are not offered as catalog entries: a `workflow:` task names a
-//! workflow the tenant created in Mistral itself, and the gateway does not
-//! list those (see docs/mistral.md, "The engine adapter").
+//! unchanged listing answers `NotModified`. The tenant's own workflows
+//! (`workflows`) join the actions as entries a `workflow:` task may call.
 
 use super::client::{Body, Request};
 use super::risk::{effect, glob_match};
@@ -26,10 +23,24 @@ impl MistralEngine {
         etag: Option<&str>,
     ) -> Result<CatalogFetch, EngineError> {
         let listed = self.list_actions(tenant).await?;
-        let visible = self.settings.visible_globs(tenant);
-        let mut entries: Vec<Value> = listed
+        let mut entries: Vec<Value> = listed.iter().filter_map(|a| self.entry(a)).collect();
+        let actions: std::collections::BTreeSet<String> = entries
             .iter()
-            .filter_map(|a| self.entry(a))
+            .filter_map(|e| e["name"].as_str().map(str::to_string))
+            .collect();
+        for workflow in self.workflows(tenant).await? {
+            let name = workflow["name"].as_str().unwrap_or("");
+            if actions.contains(name) {
+                // A `workflow:` task could name it, but an entry id is one
+                // thing: the action keeps the name.
+                tracing::warn!(workflow = %name, "a workflow named like an action is not offered");
+            } else {
+                entries.push(workflow);
+            }
+        }
+        let visible = self.settings.visible_globs(tenant);
+        let mut entries: Vec<Value> = entries
+            .into_iter()
             .filter(|e| {
                 let name = e["name"].as_str().unwrap_or("");
                 visible.is_none_or(|globs| globs.iter().any(|g| glob_match(g, name)))

@@ -166,7 +166,35 @@ impl MistralEngine {
 
 #[cfg(test)]
 mod tests {
-    use super::project;
+    use super::{Answer, project};
+    use reqwest::StatusCode;
+
+    #[test]
+    fn errors_keep_only_mistrals_first_line() {
+        let answer = |status, text: &str, header: Option<&str>| Answer {
+            status,
+            text: text.into(),
+            server_error: header.map(str::to_string),
+        };
+        let dump = r#"{"faultcode": "Client", "faultstring": "Invalid DSL: 'a' is not of type 'array'\n\nFailed validating 'type' in schema:\n {...}", "debuginfo": null}"#;
+        assert_eq!(
+            answer(StatusCode::BAD_REQUEST, dump, None).error(),
+            "Mistral answered HTTP 400: Invalid DSL: 'a' is not of type 'array'"
+        );
+        assert_eq!(
+            answer(
+                StatusCode::UNAUTHORIZED,
+                "<html>401</html>",
+                Some("Failed to validate access token: the X-Project-Id header is required")
+            )
+            .error(),
+            "Mistral answered HTTP 401: Failed to validate access token: the X-Project-Id header is required"
+        );
+        assert_eq!(
+            answer(StatusCode::INTERNAL_SERVER_ERROR, "", None).error(),
+            "Mistral answered HTTP 500: HTTP 500 Internal Server Error"
+        );
+    }
 
     #[test]
     fn tenants_in_the_plug_ins_alphabet_pass_unchanged() {

@@ -5,7 +5,7 @@
 //! on and, under "The engine adapter", what it does with them.
 //!
 //! - `client`: the transport (tenant as `X-Project-Id`, bounded, deadlines).
-//! - `actions`, `input_spec`, `risk`: the catalog.
+//! - `actions`, `workflows`, `input_spec`, `risk`: the catalog.
 //! - `check`: the validator. `rename`, `run`, `events`: execution.
 
 mod actions;
@@ -18,6 +18,7 @@ pub mod risk;
 mod run;
 pub mod settings;
 mod text;
+pub mod workflows;
 
 pub use client::project;
 pub use settings::MistralSettings;

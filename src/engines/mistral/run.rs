@@ -1,8 +1,9 @@
 //! Running an inline program: rename its workflow to the tenant's owned
-//! name, create it (a stored one is reused: the name is a content hash),
-//! start an execution under an id of our own (a repeated start with the same
-//! id is the same execution, so a start whose answer was lost can be sent
-//! again), poll it to `SUCCESS`, `ERROR` or `CANCELLED` within the deadline
+//! name, create it, start an execution under an id of our own (a repeated
+//! start with the same id is the same execution, so a start whose answer was
+//! lost can be sent again), delete the workflow again (a started execution
+//! runs from its own copy, and the tenant's workflow list stays the
+//! tenant's), poll to `SUCCESS`, `ERROR` or `CANCELLED` within the deadline
 //! (cancelling it past the deadline), then read its tasks as events.
 
 use super::check::problem;
@@ -47,11 +48,25 @@ impl MistralEngine {
                 return Ok(rejected(problems));
             }
         };
-        if let Some(problems) = self.ensure_workflow(tenant, &renamed, text).await? {
-            return Ok(rejected(problems));
-        }
         let id = execution_id(tenant, &renamed.name);
-        self.start(tenant, &renamed, &id, input).await?;
+        // The same program of the same tenant has the same name: a run
+        // beside this one may delete it between our create and our start;
+        // then it is created again.
+        let mut attempts = 0;
+        let started = loop {
+            attempts += 1;
+            if let Some(problems) = self.create(tenant, &renamed, text).await? {
+                return Ok(rejected(problems));
+            }
+            match self.start(tenant, &renamed, &id, input).await {
+                Err(Start::WorkflowGone(_)) if attempts < 3 => continue,
+                Err(Start::WorkflowGone(m)) => break Err(EngineError::NotStarted(m)),
+                Err(Start::Engine(e)) => break Err(e),
+                Ok(()) => break Ok(()),
+            }
+        };
+        self.delete(tenant, &renamed.name).await;
+        started?;
         let restore = |s: String| s.replace(&renamed.name, &renamed.original);
         let Some(status) = self.poll(tenant, &id, until).await? else {
             let cancelled = self.cancel(tenant, &id).await;
@@ -111,38 +126,14 @@ impl MistralEngine {
         })
     }
 
-    /// Creates the renamed workflow unless it is stored already; `Some`
-    /// carries the validator's refusal (nothing was created or started).
-    async fn ensure_workflow(
+    /// Creates the renamed workflow; `Some` carries the validator's refusal
+    /// (nothing was created or started).
+    async fn create(
         &self,
         tenant: &str,
         renamed: &Renamed,
         original: &str,
     ) -> Result<Option<Vec<RawProblem>>, EngineError> {
-        let path = format!("/workflows/{}", encode(&renamed.name));
-        let found = self
-            .call(
-                tenant,
-                Request {
-                    operation: "run",
-                    method: Method::GET,
-                    path: &path,
-                    body: Body::None,
-                    timeout: self.call_timeout,
-                    safe: true,
-                },
-            )
-            .await
-            .map_err(super::before_start)?;
-        if found.status.is_success() {
-            return Ok(None);
-        }
-        if found.status != StatusCode::NOT_FOUND {
-            return Err(EngineError::Failed(format!(
-                "reading the workflow: {}",
-                found.error()
-            )));
-        }
         let created = self
             .call(
                 tenant,
@@ -159,7 +150,7 @@ impl MistralEngine {
             .await
             .map_err(super::before_start)?;
         match created.status.as_u16() {
-            // 409: the same content is stored under its hash already.
+            // 409: a run beside this one stored the same content.
             200 | 201 | 409 => Ok(None),
             400 => {
                 let error = created
@@ -177,6 +168,34 @@ impl MistralEngine {
         }
     }
 
+    /// Deletes an owned workflow after its start (best effort: one left
+    /// behind is only listed, never offered, and the next run reuses it).
+    async fn delete(&self, tenant: &str, name: &str) {
+        let path = format!("/workflows/{}", encode(name));
+        let answer = self
+            .call(
+                tenant,
+                Request {
+                    operation: "run",
+                    method: Method::DELETE,
+                    path: &path,
+                    body: Body::None,
+                    timeout: self.call_timeout,
+                    safe: true,
+                },
+            )
+            .await;
+        match answer {
+            Ok(a) if a.status.is_success() || a.status == StatusCode::NOT_FOUND => {}
+            Ok(a) => {
+                tracing::warn!(workflow = %name, error = %a.error(), "an owned workflow could not be deleted")
+            }
+            Err(e) => {
+                tracing::warn!(workflow = %name, error = %e, "an owned workflow could not be deleted")
+            }
+        }
+    }
+
     /// Starts the execution under `id`. The start is sent again (same id,
     /// so still one execution) when its answer is lost or says "try again".
     async fn start(
@@ -185,7 +204,7 @@ impl MistralEngine {
         renamed: &Renamed,
         id: &str,
         input: &Value,
-    ) -> Result<(), EngineError> {
+    ) -> Result<(), Start> {
         let input = if input.is_null() {
             json!({})
         } else {
@@ -218,15 +237,17 @@ impl MistralEngine {
                     last = a.error();
                 }
                 Ok(a) => {
-                    // Invalid input, unknown workflow: nothing started.
+                    // Invalid input, or the workflow is gone: nothing started.
                     let message = a.error().replace(&renamed.name, &renamed.original);
                     return Err(if sent {
-                        EngineError::RunBroken {
+                        Start::Engine(EngineError::RunBroken {
                             message,
                             events: Vec::new(),
-                        }
+                        })
+                    } else if a.status == StatusCode::NOT_FOUND {
+                        Start::WorkflowGone(message)
                     } else {
-                        EngineError::NotStarted(message)
+                        Start::Engine(EngineError::NotStarted(message))
                     });
                 }
                 Err(e) => {
@@ -235,14 +256,14 @@ impl MistralEngine {
                 }
             }
         }
-        Err(if sent {
+        Err(Start::Engine(if sent {
             EngineError::RunBroken {
                 message: format!("starting the execution: {last}"),
                 events: Vec::new(),
             }
         } else {
             EngineError::Unreachable(last)
-        })
+        }))
     }
 
     /// The execution's final status, or `None` when `until` passed first.
@@ -328,6 +349,13 @@ impl MistralEngine {
         serde_json::from_str(&answer.text)
             .map_err(|e| format!("Mistral answered invalid JSON: {e}"))
     }
+}
+
+/// Why a start failed.
+enum Start {
+    /// The workflow was deleted by a run beside this one: create it again.
+    WorkflowGone(String),
+    Engine(EngineError),
 }
 
 /// A refusal by the validator: nothing was created or started.

@@ -197,7 +197,10 @@ mod tests {
             }
         );
         // Keys deeper down are not tasks; `version` is not a workflow name.
-        assert_eq!(shape("version: '2.0000000000000'\nw:\n  tasks: {}\n").longest_name, 1);
+        assert_eq!(
+            shape("version: '2.0000000000000'\nw:\n  tasks: {}\n").longest_name,
+            1
+        );
     }
 
     #[test]

@@ -33,22 +33,55 @@ fn error(code: &str, at: TextRange, message: String, hint: Option<String>) -> Di
 /// Every native finding on `doc`, in document order per check.
 pub fn all(doc: &Document, catalog: &CatalogView) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    out.extend(structure(doc));
     let Some(wf) = doc.workflows.first() else {
         return out;
     };
-    out.extend(structure(doc));
     out.extend(reserved_names(wf));
+    out.extend(generated_id_clashes(wf));
     out.extend(duplicate_tasks(wf));
     out.extend(unknown_tasks(wf));
     out.extend(dropped_parameters(wf));
-    out.extend(action_inputs(wf, &|name| visible_input_schema(catalog, name)));
+    out.extend(action_inputs(wf, &|name| {
+        visible_input_schema(catalog, name)
+    }));
     out.extend(undefined_variables(wf));
     out
 }
 
-/// One direct workflow per program.
+/// Text the gateway cannot read as YAML. Mistral reports its own YAML
+/// errors with their positions; the gateway refuses such text as well,
+/// because a document it cannot read is one whose actions it cannot check
+/// (its parser and Mistral's could disagree).
+pub fn unreadable(text: &str) -> Option<Diagnostic> {
+    let failure = super::document::parse(text).err()?;
+    Some(error(
+        "invalid_structure",
+        failure.at,
+        format!(
+            "the program is not a YAML document the gateway can read: {}",
+            failure.message
+        ),
+        Some("fix the YAML syntax at this position".into()),
+    ))
+}
+
+/// One direct workflow per program, written without YAML aliases or merge
+/// keys.
 pub fn structure(doc: &Document) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = doc
+        .unsupported
+        .iter()
+        .map(|(what, at)| {
+            error(
+                "invalid_structure",
+                *at,
+                format!("the document uses {what}; mistral/v2 programs are written out in full"),
+                Some("write the aliased or merged values out where they are used".into()),
+            )
+        })
+        .collect();
+    out.extend(doc
         .workflows
         .iter()
         .skip(1)
@@ -62,8 +95,7 @@ pub fn structure(doc: &Document) -> Vec<Diagnostic> {
                 ),
                 Some("send each workflow as a program of its own".into()),
             )
-        })
-        .collect();
+        }));
     if let Some(wf) = doc.workflows.first()
         && wf.kind != "direct"
     {
@@ -95,6 +127,35 @@ pub fn reserved_names(wf: &Workflow) -> Vec<Diagnostic> {
                 ),
                 Some(format!("rename the task, e.g. '{}'", t.name.replace(['#', '/'], "_"))),
             )
+        })
+        .collect()
+}
+
+/// A task named like a construct id the plan and trace generate for
+/// another task (`T.next`, `T.items`): the two would be indistinguishable.
+pub fn generated_id_clashes(wf: &Workflow) -> Vec<Diagnostic> {
+    let mut generated: HashMap<String, &str> = HashMap::new();
+    for t in &wf.tasks {
+        if super::plan::task_transitions(wf, t).next().is_some() {
+            generated.insert(super::plan::branch_id(&t.name), &t.name);
+        }
+        if t.with_items.is_some() {
+            generated.insert(super::plan::loop_id(&t.name), &t.name);
+        }
+    }
+    wf.tasks
+        .iter()
+        .filter_map(|t| {
+            let owner = generated.get(&t.name)?;
+            Some(error(
+                "reserved_id",
+                t.key_range,
+                format!(
+                    "task name '{}' is the id the plan and trace give to a construct of task '{owner}'",
+                    t.name
+                ),
+                Some(format!("rename the task, e.g. '{}'", t.name.replace('.', "_"))),
+            ))
         })
         .collect()
 }
@@ -161,14 +222,26 @@ pub fn dropped_parameters(wf: &Workflow) -> Vec<Diagnostic> {
     for task in &wf.tasks {
         let Some(action) = &task.action else { continue };
         for p in action.params.iter().filter(|p| !p.kept) {
+            let digits: String = p.raw.chars().take_while(char::is_ascii_digit).collect();
+            let (what, hint) = if digits.is_empty() {
+                (
+                    "is an unquoted string: Mistral would silently drop it".to_string(),
+                    format!("quote the value: {}='{}'", p.name, p.raw),
+                )
+            } else {
+                (
+                    format!("is not plain digits: Mistral would read it as {digits}"),
+                    format!("write it as an expression: {}=<% {} %>", p.name, p.raw),
+                )
+            };
             out.push(error(
                 "dropped_parameter",
                 p.range,
                 format!(
-                    "inline parameter '{}={}' of task '{}' is an unquoted string: Mistral would silently drop it",
+                    "inline parameter '{}={}' of task '{}' {what}",
                     p.name, p.raw, task.name
                 ),
-                Some(format!("quote the value: {}='{}'", p.name, p.raw)),
+                Some(hint),
             ));
         }
     }
@@ -260,7 +333,10 @@ pub fn action_inputs(wf: &Workflow, schema_of: &dyn Fn(&str) -> Option<Value>) -
                     action.name, task.name
                 ),
                 Some(if close.is_empty() {
-                    format!("its inputs are {}", quoted_list(&known.iter().map(String::as_str).collect::<Vec<_>>()))
+                    format!(
+                        "its inputs are {}",
+                        quoted_list(&known.iter().map(String::as_str).collect::<Vec<_>>())
+                    )
                 } else {
                     format!("close match: {}", close.join(", "))
                 }),
@@ -320,7 +396,11 @@ pub fn undefined_variables(wf: &Workflow) -> Vec<Diagnostic> {
     for s in &wf.output_scalars {
         for name in variable_reads(&s.value) {
             if !all.contains(name.as_str()) {
-                out.push(undefined(&name, s.range, &format!("the output of workflow '{}'", wf.name)));
+                out.push(undefined(
+                    &name,
+                    s.range,
+                    &format!("the output of workflow '{}'", wf.name),
+                ));
             }
         }
     }
@@ -331,9 +411,7 @@ fn undefined(name: &str, at: TextRange, place: &str) -> Diagnostic {
     error(
         "undefined_variable",
         at,
-        format!(
-            "{place} reads '{name}', which no input, vars entry or earlier publish defines"
-        ),
+        format!("{place} reads '{name}', which no input, vars entry or earlier publish defines"),
         Some(format!(
             "declare '{name}' in the workflow's input, or publish it in a task that runs before (a task in a parallel branch does not count)"
         )),
@@ -345,7 +423,10 @@ fn ancestors(wf: &Workflow) -> HashMap<&str, HashSet<&str>> {
     let mut parents: HashMap<&str, Vec<&str>> = HashMap::new();
     for t in &wf.tasks {
         for tr in t.transitions.iter().filter(|tr| !tr.command) {
-            parents.entry(tr.target.as_str()).or_default().push(t.name.as_str());
+            parents
+                .entry(tr.target.as_str())
+                .or_default()
+                .push(t.name.as_str());
         }
     }
     let mut out = HashMap::new();
@@ -399,38 +480,73 @@ mod tests {
 
     #[test]
     fn reserved_characters_and_duplicate_tasks() {
-        let w = wf("version: '2.0'\nwf:\n  tasks:\n    a#1:\n      action: std.noop\n    b:\n      action: std.noop\n    b:\n      action: std.noop\n");
+        let w = wf(
+            "version: '2.0'\nwf:\n  tasks:\n    a#1:\n      action: std.noop\n    b:\n      action: std.noop\n    b:\n      action: std.noop\n",
+        );
         assert_eq!(
             codes_at(&reserved_names(&w)),
             [("reserved_character".to_string(), "@4:5-4:7".to_string())]
         );
         let d = duplicate_tasks(&w);
-        assert_eq!(codes_at(&d), [("duplicate_task".to_string(), "@6:5-6:5".to_string())]);
+        assert_eq!(
+            codes_at(&d),
+            [("duplicate_task".to_string(), "@6:5-6:5".to_string())]
+        );
         assert!(d[0].message.contains("(line 8)"), "{}", d[0].message);
     }
 
     #[test]
+    fn a_task_named_like_a_generated_id() {
+        let w = wf(
+            "version: '2.0'\nwf:\n  tasks:\n    a:\n      on-success: [a.next]\n    a.next:\n      with-items: i in [1]\n    a.next.items: {}\n    b.next: {}\n",
+        );
+        assert_eq!(
+            codes_at(&generated_id_clashes(&w)),
+            [
+                ("reserved_id".to_string(), "@6:5-6:10".to_string()),
+                ("reserved_id".to_string(), "@8:5-8:16".to_string()),
+            ]
+        );
+    }
+
+    #[test]
     fn transitions_to_unknown_tasks_with_a_close_match() {
-        let w = wf("version: '2.0'\nwf:\n  tasks:\n    first:\n      action: std.noop\n      on-success:\n        - secnd: <% true %>\n        - fail\n      on-error: second\n    second:\n      action: std.noop\n");
+        let w = wf(
+            "version: '2.0'\nwf:\n  tasks:\n    first:\n      action: std.noop\n      on-success:\n        - secnd: <% true %>\n        - fail\n      on-error: second\n    second:\n      action: std.noop\n",
+        );
         let d = unknown_tasks(&w);
-        assert_eq!(codes_at(&d), [("unknown_task".to_string(), "@7:11-7:15".to_string())]);
+        assert_eq!(
+            codes_at(&d),
+            [("unknown_task".to_string(), "@7:11-7:15".to_string())]
+        );
         assert_eq!(d[0].hint.as_deref(), Some("close match: second"));
     }
 
     #[test]
     fn unquoted_inline_strings_are_dropped_by_mistral() {
-        let w = wf("version: '2.0'\nwf:\n  tasks:\n    t:\n      action: std.echo output=red delay=1 x='y'\n");
+        let w = wf(
+            "version: '2.0'\nwf:\n  tasks:\n    t:\n      action: std.echo output=red delay=1 x='y'\n",
+        );
         let d = dropped_parameters(&w);
-        assert_eq!(codes_at(&d), [("dropped_parameter".to_string(), "@5:24-5:33".to_string())]);
+        assert_eq!(
+            codes_at(&d),
+            [("dropped_parameter".to_string(), "@5:24-5:33".to_string())]
+        );
         assert_eq!(d[0].hint.as_deref(), Some("quote the value: output='red'"));
     }
 
     #[test]
     fn missing_and_unexpected_inputs_of_visible_actions_only() {
-        let w = wf("version: '2.0'\nwf:\n  tasks:\n    h:\n      action: std.http methd='GET'\n    e:\n      action: std.echo\n      input:\n        output: 1\n        colour: red\n    x:\n      action: std.echo\n      input: <% $.anything %>\n    hidden:\n      action: secret.thing\n");
+        let w = wf(
+            "version: '2.0'\nwf:\n  tasks:\n    h:\n      action: std.http methd='GET'\n    e:\n      action: std.echo\n      input:\n        output: 1\n        colour: red\n    x:\n      action: std.echo\n      input: <% $.anything %>\n    hidden:\n      action: secret.thing\n",
+        );
         let schema = |name: &str| match name {
-            "std.http" => Some(json!({"type": "object", "properties": {"url": {}, "method": {"default": "GET"}}, "required": ["url"], "additionalProperties": false})),
-            "std.echo" => Some(json!({"type": "object", "properties": {"output": {}, "delay": {"default": 0}}, "required": ["output"]})),
+            "std.http" => Some(
+                json!({"type": "object", "properties": {"url": {}, "method": {"default": "GET"}}, "required": ["url"], "additionalProperties": false}),
+            ),
+            "std.echo" => Some(
+                json!({"type": "object", "properties": {"output": {}, "delay": {"default": 0}}, "required": ["output"]}),
+            ),
             _ => None,
         };
         let d = action_inputs(&w, &schema);
@@ -448,9 +564,14 @@ mod tests {
 
     #[test]
     fn undefined_variables_only_where_certain() {
-        let w = wf("version: '2.0'\nwf:\n  input: [name]\n  vars:\n    v: 1\n  output:\n    r: <% $.late %>\n    bad: <% $.never %>\n  tasks:\n    a:\n      action: std.echo output=<% $.name %>\n      publish:\n        x: 1\n      on-success: [b, c]\n    b:\n      action: std.echo output=<% $.x %>\n      publish:\n        late: 2\n    c:\n      action: std.echo output=<% $.late %>\n    d:\n      with-items: i in <% [1] %>\n      action: std.echo output=<% $.i + $.v %>\n      publish:\n        own: <% $.own2 %>\n");
+        let w = wf(
+            "version: '2.0'\nwf:\n  input: [name]\n  vars:\n    v: 1\n  output:\n    r: <% $.late %>\n    bad: <% $.never %>\n  tasks:\n    a:\n      action: std.echo output=<% $.name %>\n      publish:\n        x: 1\n      on-success: [b, c]\n    b:\n      action: std.echo output=<% $.x %>\n      publish:\n        late: 2\n    c:\n      action: std.echo output=<% $.late %>\n    d:\n      with-items: i in <% [1] %>\n      action: std.echo output=<% $.i + $.v %>\n      publish:\n        own: <% $.own2 %>\n",
+        );
         let d = undefined_variables(&w);
-        let found: Vec<_> = d.iter().map(|d| (d.path.as_str(), d.message.split('\'').nth(3).unwrap_or(""))).collect();
+        let found: Vec<_> = d
+            .iter()
+            .map(|d| (d.path.as_str(), d.message.split('\'').nth(3).unwrap_or("")))
+            .collect();
         // c runs beside b, not after it; own2 is published nowhere; the
         // output sees every publish but not 'never'.
         assert_eq!(
@@ -461,6 +582,20 @@ mod tests {
                 ("@8:10-8:22", "never"),
             ]
         );
+    }
+
+    #[test]
+    fn aliases_merge_keys_and_unreadable_text_are_refused() {
+        let doc =
+            read("version: '2.0'\nwf:\n  tasks:\n    t:\n      <<: {action: std.ssh}\n").unwrap();
+        assert_eq!(
+            codes_at(&structure(&doc)),
+            [("invalid_structure".to_string(), "@5:7-5:8".to_string())]
+        );
+        let d = unreadable("version: '2.0'\nwf: [\n").unwrap();
+        assert_eq!(d.code, "invalid_structure");
+        assert!(TextRange::decode(&d.path).is_some());
+        assert!(unreadable("version: '2.0'\n").is_none());
     }
 
     #[test]

@@ -99,12 +99,39 @@ impl Node {
     }
 }
 
+/// The first YAML feature under `node` the gateway does not follow: an
+/// alias (`*name`) or a merge key (`<<`). Mistral's loader expands both,
+/// so an action could hide in them; the checks refuse them instead.
+pub fn unsupported_feature(node: &Node) -> Option<(&'static str, TextRange)> {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match &n.kind {
+            NodeKind::Alias => return Some(("an alias", n.range)),
+            NodeKind::Seq(items) => stack.extend(items.iter().rev()),
+            NodeKind::Map(entries) => {
+                for (k, v) in entries.iter().rev() {
+                    stack.push(v);
+                    stack.push(k);
+                }
+                if let Some((k, _)) = entries
+                    .iter()
+                    .find(|(k, _)| matches!(&k.kind, NodeKind::Scalar { value, plain: true, .. } if value == "<<"))
+                {
+                    return Some(("a merge key", k.range));
+                }
+            }
+            NodeKind::Scalar { .. } => {}
+        }
+    }
+    None
+}
+
 /// Why the text is not a YAML document the gateway can read: the parser's
-/// message and where it stopped. Mistral's own validator reports these
-/// with its own positions, so the language only needs to know it failed.
+/// message and where it stopped (clamped into the text).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseFailure {
     pub message: String,
+    pub at: TextRange,
 }
 
 /// Parses the first document of `text` into a positioned tree (`None` for a
@@ -113,8 +140,13 @@ pub fn parse(text: &str) -> Result<Option<Node>, ParseFailure> {
     let mut events = Events::default();
     Parser::new_from_str(text)
         .load(&mut events, false)
-        .map_err(|e| ParseFailure {
-            message: e.to_string(),
+        .map_err(|e| {
+            let whole = TextRange::whole(text);
+            let at = position(e.marker()).min(whole.end);
+            ParseFailure {
+                message: e.info().to_string(),
+                at: TextRange { start: at, end: at },
+            }
         })?;
     let lines = Lines::of(text);
     Ok(Builder::new(&events.0, &lines).build())
@@ -154,14 +186,21 @@ impl Lines {
         while line >= floor.line && line >= 1 {
             let chars = self.0.get(line - 1).map_or(&[][..], |l| &l[..]);
             let upto = end_col.min(chars.len());
-            let start_col = if line == floor.line { floor.column - 1 } else { 0 };
+            let start_col = if line == floor.line {
+                floor.column - 1
+            } else {
+                0
+            };
             let body = &chars[..upto];
             let comment_line = body.iter().find(|c| !c.is_whitespace()) == Some(&'#')
                 && !(line == floor.line && start_col > 0);
             if !comment_line
                 && let Some(i) = (start_col..upto).rev().find(|&i| !body[i].is_whitespace())
             {
-                return Some(Position { line, column: i + 1 });
+                return Some(Position {
+                    line,
+                    column: i + 1,
+                });
             }
             if line == 1 {
                 break;
@@ -384,6 +423,21 @@ mod tests {
     }
 
     #[test]
+    fn aliases_and_merge_keys_are_found() {
+        let doc = r("a: &x {k: 1}\nb:\n  c: [1, *x]\n");
+        assert_eq!(
+            unsupported_feature(&doc).map(|(w, at)| (w, at.encode())),
+            Some(("an alias", "@3:10-3:10".into()))
+        );
+        let doc = r("a:\n  <<: {action: std.http}\n");
+        assert_eq!(
+            unsupported_feature(&doc).map(|(w, at)| (w, at.encode())),
+            Some(("a merge key", "@2:3-2:4".into()))
+        );
+        assert_eq!(unsupported_feature(&r("a: {'<<': 1}\n")), None);
+    }
+
+    #[test]
     fn block_scalars_end_at_their_last_character() {
         let doc = r("a: |\n  one\n  two\n\nb: 1\n");
         // The parser marks a block scalar where its content starts.
@@ -393,7 +447,10 @@ mod tests {
 
     #[test]
     fn unparsable_text_fails_and_an_empty_stream_has_no_document() {
-        assert!(parse("a: [1, 2\n").is_err());
+        let failure = parse("a: b\nc: [1, 2\n").unwrap_err();
+        // The parser stopped past the end: clamped to the last character.
+        assert_eq!(failure.at.encode(), "@2:8-2:8", "{failure:?}");
+        assert!(!failure.message.is_empty());
         assert!(parse("a:\tb: c\n  - x").is_err());
         assert_eq!(parse(""), Ok(None));
     }

@@ -74,11 +74,16 @@ fn reads_in(expr: &str, sigil: char, out: &mut Vec<String>) {
                     end += 1;
                 }
                 let name: String = chars[start..end].iter().collect();
-                let call = chars[end..].iter().find(|c| !c.is_whitespace()) == Some(&'(');
+                let after: String = chars[end..].iter().collect::<String>();
+                let after = after.trim_start();
+                let call = after.starts_with('(');
+                // Jinja copes with an undefined name when asked to.
+                let guarded = sigil == '_' && jinja_guarded(after);
                 if !name.is_empty()
                     && !name.starts_with("__")
                     && !name.starts_with(|c: char| c.is_ascii_digit())
                     && !call
+                    && !guarded
                 {
                     out.push(name);
                 }
@@ -89,6 +94,17 @@ fn reads_in(expr: &str, sigil: char, out: &mut Vec<String>) {
         }
         i += 1;
     }
+}
+
+/// Whether the text after a Jinja read tests or defaults it
+/// (`| default(...)`, `| d(...)`, `is defined`, `is not defined`, ...).
+fn jinja_guarded(after: &str) -> bool {
+    if let Some(filter) = after.strip_prefix('|') {
+        let filter = filter.trim_start();
+        let name: String = filter.chars().take_while(|c| is_ident(*c)).collect();
+        return name == "default" || name == "d";
+    }
+    after.starts_with("is ")
 }
 
 #[cfg(test)]
@@ -102,6 +118,7 @@ mod tests {
             ["a", "b", "d", "e"]
         );
         assert_eq!(variable_reads("<% len($.items) > 0 %>"), ["items"]);
+        assert_eq!(variable_reads("{{ _.a | upper }}"), ["a"]);
     }
 
     #[test]
@@ -116,10 +133,15 @@ mod tests {
             "<% task().result.$.x %>",
             "{{ my_.x }}",
             "<% $.get('k') %>",
+            "{{ _.maybe | default('x') }}",
+            "{{ _.maybe|d('x') }}",
+            "{% if _.maybe is defined %}y{% endif %}",
         ] {
             let reads = variable_reads(text);
             assert!(
-                reads.iter().all(|r| ["items", "list"].contains(&r.as_str())),
+                reads
+                    .iter()
+                    .all(|r| ["items", "list"].contains(&r.as_str())),
                 "{text}: {reads:?}"
             );
         }

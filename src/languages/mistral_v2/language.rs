@@ -96,7 +96,13 @@ impl Language for MistralV2 {
         _steps: &[StepInfo],
         catalog: &CatalogView,
     ) -> Vec<Diagnostic> {
-        document(program).map_or_else(Vec::new, |doc| checks::all(&doc, catalog))
+        let Some(text) = program.as_str() else {
+            return Vec::new();
+        };
+        match workflow::read(text) {
+            Some(doc) => checks::all(&doc, catalog),
+            None => checks::unreadable(text).into_iter().collect(),
+        }
     }
 
     fn unknown_capability(&self, step: &StepInfo, name: &str, visible: &[String]) -> Diagnostic {
@@ -177,10 +183,33 @@ mod tests {
         let steps = l.steps(&p);
         let rows: Vec<_> = steps
             .iter()
-            .map(|s| (s.id.clone().unwrap(), s.kind, s.capability.clone(), s.pointer.clone()))
+            .map(|s| {
+                (
+                    s.id.clone().unwrap(),
+                    s.kind,
+                    s.capability.clone(),
+                    s.pointer.clone(),
+                )
+            })
             .collect();
-        assert_eq!(rows[0], ("start".into(), StepKind::Call, Some("std.echo".into()), "@4:5-10:25".into()));
-        assert_eq!(rows[3], ("cleanup".into(), StepKind::Call, Some("sub".into()), "@18:5-19:19".into()));
+        assert_eq!(
+            rows[0],
+            (
+                "start".into(),
+                StepKind::Call,
+                Some("std.echo".into()),
+                "@4:5-10:25".into()
+            )
+        );
+        assert_eq!(
+            rows[3],
+            (
+                "cleanup".into(),
+                StepKind::Call,
+                Some("sub".into()),
+                "@18:5-19:19".into()
+            )
+        );
         assert_eq!(l.step_locators(&steps)["each"], "@11:5-14:24");
         assert_eq!(l.program_name(&p).as_deref(), Some("wf"));
         assert_eq!(l.root_locator(&p), TextRange::whole(SHAPES).encode());

@@ -45,7 +45,10 @@ pub fn arm_label(t: &Transition) -> String {
 pub const NO_TRANSITION: &str = "none";
 
 /// The transitions of `task` that lead to a task of `wf`.
-pub fn task_transitions<'a>(wf: &'a Workflow, task: &'a Task) -> impl Iterator<Item = &'a Transition> {
+pub fn task_transitions<'a>(
+    wf: &'a Workflow,
+    task: &'a Task,
+) -> impl Iterator<Item = &'a Transition> {
     task.transitions
         .iter()
         .filter(|t| !t.command && wf.tasks.iter().any(|x| x.name == t.target))
@@ -80,40 +83,38 @@ pub fn derive(wf: &Workflow, risk_of: &dyn Fn(&str) -> Option<(String, RiskHints
     let placements = placements(wf);
     let mut max = RiskHints::SAFE;
     let mut out = Vec::new();
-    let mut push = |id: String,
-                    calls: Option<&str>,
-                    arm: Option<&(String, String)>,
-                    in_loop: Option<&str>| {
-        let mut e = Map::new();
-        e.insert("id".into(), Value::String(id));
-        let (risk, hints) = match calls {
-            Some(cap) => {
-                e.insert("calls".into(), Value::String(cap.to_string()));
-                // Unknown risk is the worst case: fail closed.
-                risk_of(cap).unwrap_or_else(|| {
-                    (
-                        "destructive".into(),
-                        RiskHints {
-                            read_only: false,
-                            destructive: true,
-                            open_world: true,
-                        },
-                    )
-                })
+    let mut push =
+        |id: String, calls: Option<&str>, arm: Option<&(String, String)>, in_loop: Option<&str>| {
+            let mut e = Map::new();
+            e.insert("id".into(), Value::String(id));
+            let (risk, hints) = match calls {
+                Some(cap) => {
+                    e.insert("calls".into(), Value::String(cap.to_string()));
+                    // Unknown risk is the worst case: fail closed.
+                    risk_of(cap).unwrap_or_else(|| {
+                        (
+                            "destructive".into(),
+                            RiskHints {
+                                read_only: false,
+                                destructive: true,
+                                open_world: true,
+                            },
+                        )
+                    })
+                }
+                None => ("safe".to_string(), RiskHints::SAFE),
+            };
+            if let Some((branch, label)) = arm {
+                e.insert("arm".into(), json!({"branch": branch, "label": label}));
             }
-            None => ("safe".to_string(), RiskHints::SAFE),
+            if let Some(l) = in_loop {
+                e.insert("loop".into(), Value::String(l.to_string()));
+            }
+            e.insert("risk".into(), Value::String(risk));
+            e.insert("risk_hints".into(), hints.to_json());
+            max = max.combine(hints);
+            out.push(Value::Object(e));
         };
-        if let Some((branch, label)) = arm {
-            e.insert("arm".into(), json!({"branch": branch, "label": label}));
-        }
-        if let Some(l) = in_loop {
-            e.insert("loop".into(), Value::String(l.to_string()));
-        }
-        e.insert("risk".into(), Value::String(risk));
-        e.insert("risk_hints".into(), hints.to_json());
-        max = max.combine(hints);
-        out.push(Value::Object(e));
-    };
     for task in &wf.tasks {
         let arms: Vec<Option<&(String, String)>> = match placements.get(task.name.as_str()) {
             Some(list) => list.iter().map(Some).collect(),
@@ -168,7 +169,11 @@ mod tests {
                     row += &format!(" calls {}", c.as_str().unwrap());
                 }
                 if let Some(a) = s.get("arm") {
-                    row += &format!(" arm {}/{}", a["branch"].as_str().unwrap(), a["label"].as_str().unwrap());
+                    row += &format!(
+                        " arm {}/{}",
+                        a["branch"].as_str().unwrap(),
+                        a["label"].as_str().unwrap()
+                    );
                 }
                 if let Some(l) = s.get("loop") {
                     row += &format!(" loop {}", l.as_str().unwrap());
@@ -204,8 +209,18 @@ mod tests {
     fn a_plan_of_safe_tasks_is_safe() {
         let wf = &read("version: '2.0'\nwf:\n  tasks:\n    a:\n      action: std.echo output=1\n      on-success: b\n    b: {action: std.noop}\n").unwrap().workflows[0];
         let plan = derive(wf, &risks);
-        assert_eq!(rows(&plan), ["a calls std.echo", "a.next", "b calls std.noop arm a.next/on-success"]);
+        assert_eq!(
+            rows(&plan),
+            [
+                "a calls std.echo",
+                "a.next",
+                "b calls std.noop arm a.next/on-success"
+            ]
+        );
         assert_eq!(plan["max_risk"], "safe");
-        assert_eq!(crate::languages::workflow_v1::plan::max_hints(&plan), RiskHints::SAFE);
+        assert_eq!(
+            crate::languages::workflow_v1::plan::max_hints(&plan),
+            RiskHints::SAFE
+        );
     }
 }

@@ -47,21 +47,25 @@ pub fn map_events(wf: Option<&Workflow>, events: &[Value], end: RunEnd) -> Vec<V
             .get("actions")
             .and_then(Value::as_array)
             .map_or(&[], Vec::as_slice);
-        let calls = task
-            .and_then(capability)
-            .map(str::to_string)
-            .or_else(|| {
-                actions
-                    .first()
-                    .and_then(|a| a.get("name"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            });
+        let calls = task.and_then(capability).map(str::to_string).or_else(|| {
+            actions
+                .first()
+                .and_then(|a| a.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
         let ms = event.get("duration_ms").and_then(Value::as_u64);
         let with_items = event.get("with_items").and_then(Value::as_bool) == Some(true)
             || task.is_some_and(|t| t.with_items.is_some());
         if with_items {
-            out.push(loop_entry(name, state, state_info.clone(), actions.len(), ms, end));
+            out.push(loop_entry(
+                name,
+                state,
+                state_info.clone(),
+                actions.len(),
+                ms,
+                end,
+            ));
             for (k, a) in actions.iter().enumerate() {
                 let id = format!("{name}#{}", k + 1);
                 out.push(call_entry(id, calls.as_deref(), a, None, None, end));
@@ -199,10 +203,14 @@ fn loop_entry(
     let result = match state {
         "SUCCESS" => Outcome::step(StepStatus::Success, None),
         "ERROR" => Outcome::step(StepStatus::Error, info),
-        _ if end == RunEnd::TimedOut => {
-            Outcome::step(StepStatus::Timeout, Some("the loop body did not complete".into()))
-        }
-        _ => Outcome::step(StepStatus::Partial, Some("the loop body did not complete".into())),
+        _ if end == RunEnd::TimedOut => Outcome::step(
+            StepStatus::Timeout,
+            Some("the loop body did not complete".into()),
+        ),
+        _ => Outcome::step(
+            StepStatus::Partial,
+            Some("the loop body did not complete".into()),
+        ),
     };
     let mut e = Map::new();
     e.insert("id".into(), Value::String(at));
@@ -289,7 +297,10 @@ fn branch_entry(
     }
     let mut e = Map::new();
     e.insert("id".into(), Value::String(at));
-    e.insert("outcome".into(), Outcome::step(StepStatus::Success, None).to_json());
+    e.insert(
+        "outcome".into(),
+        Outcome::step(StepStatus::Success, None).to_json(),
+    );
     e.insert("decisions".into(), Value::Array(decisions));
     Some(Value::Object(e))
 }
@@ -331,7 +342,12 @@ mod tests {
         let mut selected: HashSet<(String, String)> = HashSet::new();
         let mut iterated: HashSet<String> = HashSet::new();
         for e in trace {
-            for d in e.get("decisions").and_then(Value::as_array).into_iter().flatten() {
+            for d in e
+                .get("decisions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 let (at, took) = (d["at"].as_str().unwrap(), d["took"].as_str().unwrap());
                 if took == "continue" {
                     iterated.insert(at.to_string());
@@ -345,7 +361,10 @@ mod tests {
             let id = s["id"].as_str().unwrap().to_string();
             match (s.get("arm"), s.get("loop")) {
                 (Some(a), _) => {
-                    let key = (a["branch"].as_str().unwrap().to_string(), a["label"].as_str().unwrap().to_string());
+                    let key = (
+                        a["branch"].as_str().unwrap().to_string(),
+                        a["label"].as_str().unwrap().to_string(),
+                    );
                     if selected.contains(&key) {
                         expected.insert(id);
                     }
@@ -360,7 +379,10 @@ mod tests {
                 }
             }
         }
-        let seen: HashSet<String> = trace.iter().map(|e| base(e["id"].as_str().unwrap())).collect();
+        let seen: HashSet<String> = trace
+            .iter()
+            .map(|e| base(e["id"].as_str().unwrap()))
+            .collect();
         if let Some(stray) = seen.iter().find(|s| !expected.contains(*s)) {
             return Err(format!("trace entry {stray} is not expected"));
         }
@@ -378,18 +400,60 @@ mod tests {
     fn a_successful_run_with_a_condition_a_loop_and_a_join() {
         let wf = &read(SHAPES).unwrap().workflows[0];
         let events = vec![
-            task("start", "SUCCESS", &[], vec![action("std.echo", "SUCCESS", json!({"output": 1}), json!({"result": 1}))]),
-            task("each", "SUCCESS", &[("start", "on-success")], vec![
-                action("std.http", "SUCCESS", json!({"url": "u"}), json!({"result": "a"})),
-                action("std.http", "SUCCESS", json!({"url": "u"}), json!({"result": "b"})),
-            ]),
-            task("done", "SUCCESS", &[("start", "on-complete"), ("each", "on-success")],
-                vec![action("std.noop", "SUCCESS", json!({}), json!({"result": null}))]),
+            task(
+                "start",
+                "SUCCESS",
+                &[],
+                vec![action(
+                    "std.echo",
+                    "SUCCESS",
+                    json!({"output": 1}),
+                    json!({"result": 1}),
+                )],
+            ),
+            task(
+                "each",
+                "SUCCESS",
+                &[("start", "on-success")],
+                vec![
+                    action(
+                        "std.http",
+                        "SUCCESS",
+                        json!({"url": "u"}),
+                        json!({"result": "a"}),
+                    ),
+                    action(
+                        "std.http",
+                        "SUCCESS",
+                        json!({"url": "u"}),
+                        json!({"result": "b"}),
+                    ),
+                ],
+            ),
+            task(
+                "done",
+                "SUCCESS",
+                &[("start", "on-complete"), ("each", "on-success")],
+                vec![action(
+                    "std.noop",
+                    "SUCCESS",
+                    json!({}),
+                    json!({"result": null}),
+                )],
+            ),
         ];
         let t = map_events(Some(wf), &events, RunEnd::Completed);
         assert_eq!(
             ids(&t),
-            ["start", "start.next", "each.items", "each#1", "each#2", "each.next", "done"]
+            [
+                "start",
+                "start.next",
+                "each.items",
+                "each#1",
+                "each#2",
+                "each.next",
+                "done"
+            ]
         );
         assert_eq!(t[0]["calls"], "std.echo");
         assert_eq!(t[0]["input"], json!({"output": 1}));
@@ -403,7 +467,10 @@ mod tests {
             ])
         );
         assert_eq!(t[2]["decisions"].as_array().unwrap().len(), 3);
-        assert_eq!(t[2]["decisions"][2], json!({"at": "each.items", "took": "exit", "because": "items exhausted after 2"}));
+        assert_eq!(
+            t[2]["decisions"][2],
+            json!({"at": "each.items", "took": "exit", "because": "items exhausted after 2"})
+        );
         assert!(t[2].get("input").is_none() && t[2].get("calls").is_none());
         assert_eq!(t[3]["calls"], "std.http");
         assert_eq!(t[4]["output"], json!({"result": "b"}));
@@ -417,7 +484,12 @@ mod tests {
     fn an_unmatched_condition_is_decision_none_when_the_run_completed() {
         let wf = &read(SHAPES).unwrap().workflows[0];
         let events = vec![
-            task("start", "SUCCESS", &[], vec![action("std.echo", "SUCCESS", json!({}), json!(1))]),
+            task(
+                "start",
+                "SUCCESS",
+                &[],
+                vec![action("std.echo", "SUCCESS", json!({}), json!(1))],
+            ),
             task("done", "SUCCESS", &[("start", "on-complete")], vec![]),
         ];
         let t = map_events(Some(wf), &events, RunEnd::Completed);
@@ -426,25 +498,49 @@ mod tests {
         corresponds(&derive(wf, &risks), &t, true).unwrap();
         // `each` and `cleanup` were not selected and are absent.
         let plan = derive(wf, &risks);
-        assert!(corresponds(&plan, &[t[0].clone(), t[1].clone(), json!({"id": "cleanup"})], false).is_err());
+        assert!(
+            corresponds(
+                &plan,
+                &[t[0].clone(), t[1].clone(), json!({"id": "cleanup"})],
+                false
+            )
+            .is_err()
+        );
     }
 
     #[test]
     fn a_failed_run_handled_by_on_error_and_a_failing_iteration() {
         let wf = &read(SHAPES).unwrap().workflows[0];
         let events = vec![
-            task("start", "ERROR", &[], vec![
-                action("std.echo", "ERROR", json!({}), json!({"result": "boom"})),
-                action("std.echo", "ERROR", json!({}), json!({"result": "boom"})),
-            ]),
+            task(
+                "start",
+                "ERROR",
+                &[],
+                vec![
+                    action("std.echo", "ERROR", json!({}), json!({"result": "boom"})),
+                    action("std.echo", "ERROR", json!({}), json!({"result": "boom"})),
+                ],
+            ),
             task("cleanup", "ERROR", &[("start", "on-error")], vec![]),
             task("done", "RUNNING", &[("start", "on-complete")], vec![]),
         ];
         let t = map_events(Some(wf), &events, RunEnd::Failed);
         assert_eq!(ids(&t), ["start", "start", "start.next", "cleanup", "done"]);
-        assert_eq!(t[0].get("t_ms"), None, "the duration is the task's: on its last try");
-        assert_eq!(t[1]["outcome"], json!({"ok": false, "status": "error", "error": "boom"}));
-        let took: Vec<_> = t[2]["decisions"].as_array().unwrap().iter().map(|d| d["took"].as_str().unwrap()).collect();
+        assert_eq!(
+            t[0].get("t_ms"),
+            None,
+            "the duration is the task's: on its last try"
+        );
+        assert_eq!(
+            t[1]["outcome"],
+            json!({"ok": false, "status": "error", "error": "boom"})
+        );
+        let took: Vec<_> = t[2]["decisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["took"].as_str().unwrap())
+            .collect();
         assert_eq!(took, ["on-error", "on-complete"]);
         assert_eq!(t[3]["calls"], "sub");
         assert_eq!(t[3]["outcome"]["error"], "cleanup broke");
@@ -452,17 +548,40 @@ mod tests {
         corresponds(&derive(wf, &risks), &t, false).unwrap();
 
         let events = vec![
-            task("start", "SUCCESS", &[], vec![action("std.echo", "SUCCESS", json!({}), json!(1))]),
-            task("each", "ERROR", &[("start", "on-success")], vec![
-                action("std.http", "SUCCESS", json!({}), json!(1)),
-                action("std.http", "ERROR", json!({}), json!("boom")),
-            ]),
+            task(
+                "start",
+                "SUCCESS",
+                &[],
+                vec![action("std.echo", "SUCCESS", json!({}), json!(1))],
+            ),
+            task(
+                "each",
+                "ERROR",
+                &[("start", "on-success")],
+                vec![
+                    action("std.http", "SUCCESS", json!({}), json!(1)),
+                    action("std.http", "ERROR", json!({}), json!("boom")),
+                ],
+            ),
         ];
         let t = map_events(Some(wf), &events, RunEnd::Failed);
         // each failed without on-error: its branch decision is certain.
-        assert_eq!(ids(&t), ["start", "start.next", "each.items", "each#1", "each#2", "each.next"]);
+        assert_eq!(
+            ids(&t),
+            [
+                "start",
+                "start.next",
+                "each.items",
+                "each#1",
+                "each#2",
+                "each.next"
+            ]
+        );
         assert_eq!(t[2]["outcome"]["status"], "error");
-        assert_eq!(t[2]["decisions"][2]["because"], "stopped after 2: an item failed");
+        assert_eq!(
+            t[2]["decisions"][2]["because"],
+            "stopped after 2: an item failed"
+        );
         assert_eq!(t[4]["outcome"]["error"], "boom");
         assert_eq!(t[5]["decisions"][0]["took"], "none");
         corresponds(&derive(wf, &risks), &t, false).unwrap();
@@ -472,13 +591,27 @@ mod tests {
     fn a_timed_out_run_invents_nothing() {
         let wf = &read(SHAPES).unwrap().workflows[0];
         let events = vec![
-            task("start", "SUCCESS", &[], vec![action("std.echo", "SUCCESS", json!({}), json!(1))]),
-            task("each", "RUNNING", &[("start", "on-success")], vec![action("std.http", "RUNNING", json!({}), Value::Null)]),
+            task(
+                "start",
+                "SUCCESS",
+                &[],
+                vec![action("std.echo", "SUCCESS", json!({}), json!(1))],
+            ),
+            task(
+                "each",
+                "RUNNING",
+                &[("start", "on-success")],
+                vec![action("std.http", "RUNNING", json!({}), Value::Null)],
+            ),
         ];
         let t = map_events(Some(wf), &events, RunEnd::TimedOut);
         assert_eq!(ids(&t), ["start", "start.next", "each.items", "each#1"]);
         assert_eq!(t[2]["outcome"]["status"], "timeout");
-        assert_eq!(t[2]["decisions"].as_array().unwrap().len(), 1, "no exit: the loop never ended");
+        assert_eq!(
+            t[2]["decisions"].as_array().unwrap().len(),
+            1,
+            "no exit: the loop never ended"
+        );
         assert_eq!(t[3]["outcome"]["status"], "timeout");
         corresponds(&derive(wf, &risks), &t, false).unwrap();
 
@@ -498,7 +631,10 @@ mod tests {
         ];
         let t = map_events(Some(wf), &events, RunEnd::Completed);
         assert_eq!(ids(&t), ["each.items", "each.next", "elsewhere"]);
-        assert_eq!(t[0]["decisions"], json!([{"at": "each.items", "took": "exit", "because": "no items"}]));
+        assert_eq!(
+            t[0]["decisions"],
+            json!([{"at": "each.items", "took": "exit", "because": "no items"}])
+        );
         assert_eq!(t[2]["calls"], "std.noop");
         assert_eq!(map_events(None, &events[1..2], RunEnd::Completed).len(), 1);
     }

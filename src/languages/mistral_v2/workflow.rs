@@ -19,6 +19,9 @@ pub const ENGINE_COMMANDS: [&str; 4] = ["fail", "succeed", "pause", "noop"];
 #[derive(Debug, Clone, Default)]
 pub struct Document {
     pub workflows: Vec<Workflow>,
+    /// A YAML feature the gateway does not follow (alias, merge key), and
+    /// where.
+    pub unsupported: Option<(&'static str, TextRange)>,
 }
 
 /// One workflow.
@@ -106,9 +109,10 @@ pub struct ActionCall {
 pub struct InlineParam {
     pub name: String,
     pub raw: String,
-    /// Whether Mistral keeps it: a quoted string, an expression, a bracketed
-    /// value, `true`/`false`/`null` or a number. An unquoted word is
-    /// silently dropped by Mistral.
+    /// Whether Mistral keeps it as written: a quoted string, an expression,
+    /// a bracketed value, `true`/`false`/`null` or digits. Anything else is
+    /// silently dropped by Mistral (an unquoted word, `-3`, `True`), or cut
+    /// to its leading digits (`0.5` is read as `0`).
     pub kept: bool,
     pub range: TextRange,
 }
@@ -159,8 +163,8 @@ pub struct WithItems {
     pub range: TextRange,
 }
 
-/// Reads `text` (`None` when it is not YAML the gateway can parse: Mistral
-/// reports those itself).
+/// Reads `text` (`None` when it is not YAML the gateway can parse, or
+/// holds no document).
 pub fn read(text: &str) -> Option<Document> {
     let root = document::parse(text).ok()??;
     Some(read_document(&root))
@@ -175,7 +179,10 @@ fn read_document(root: &Node) -> Document {
         }
         workflows.push(read_workflow(name, key, body));
     }
-    Document { workflows }
+    Document {
+        workflows,
+        unsupported: document::unsupported_feature(root),
+    }
 }
 
 fn span(key: &Node, body: &Node) -> TextRange {
@@ -562,20 +569,20 @@ fn balanced(text: &str) -> Option<usize> {
     None
 }
 
-/// Whether Mistral keeps an inline value (see [`InlineParam::kept`]).
+/// Whether Mistral keeps an inline value as written (see
+/// [`InlineParam::kept`]). Its inline-parameter pattern accepts digits
+/// only as numbers: `-3` and `True` are dropped, `0.5` is read as `0`
+/// (measured against Mistral 23.0.0).
 fn kept(raw: &str) -> bool {
-    let quoted = |open: char, close: char| {
-        raw.len() >= 2 && raw.starts_with(open) && raw.ends_with(close)
-    };
+    let quoted =
+        |open: char, close: char| raw.len() >= 2 && raw.starts_with(open) && raw.ends_with(close);
     quoted('\'', '\'')
         || quoted('"', '"')
         || quoted('[', ']')
         || quoted('{', '}')
         || (raw.starts_with("<%") && raw.ends_with("%>"))
         || matches!(raw, "true" | "false" | "null")
-        || (!raw.is_empty()
-            && raw.trim_start_matches('-').chars().all(|c| c.is_ascii_digit() || c == '.')
-            && raw.chars().any(|c| c.is_ascii_digit()))
+        || (!raw.is_empty() && raw.chars().all(|c| c.is_ascii_digit()))
 }
 
 #[cfg(test)]
@@ -746,10 +753,20 @@ wf:
 
     #[test]
     fn inline_values_mistral_keeps() {
-        for raw in ["'a b'", "\"x\"", "<% $.x %>", "[1, 2]", "{\"a\": 1}", "true", "null", "12", "-3", "0.5"] {
+        for raw in [
+            "'a b'",
+            "\"x\"",
+            "<% $.x %>",
+            "{{ 1 + 1 }}",
+            "[1, 2]",
+            "{\"a\": 1}",
+            "true",
+            "null",
+            "12",
+        ] {
             assert!(kept(raw), "{raw}");
         }
-        for raw in ["red", "a.b", "yes", "1a", ""] {
+        for raw in ["red", "a.b", "yes", "True", "1a", "-3", "0.5", ""] {
             assert!(!kept(raw), "{raw}");
         }
         let text = "a: 'std.http url=''http://x/a b'' body={\"k\": [1, \"}\"]} n=<% 1 + 2 %>'";
@@ -757,6 +774,9 @@ wf:
         let call = action_call(doc.get("a").unwrap()).unwrap();
         assert_eq!(call.name, "std.http");
         let raws: Vec<_> = call.params.iter().map(|p| p.raw.as_str()).collect();
-        assert_eq!(raws, ["'http://x/a b'", "{\"k\": [1, \"}\"]}", "<% 1 + 2 %>"]);
+        assert_eq!(
+            raws,
+            ["'http://x/a b'", "{\"k\": [1, \"}\"]}", "<% 1 + 2 %>"]
+        );
     }
 }

@@ -73,6 +73,11 @@ fn program_cases() -> Vec<(&'static str, String, String)> {
             doc(&format!("{}{}", noop("t1"), noop("t2"))),
         ),
         ("reserved_character", doc(&noop("t#1")), doc(&noop("t_1"))),
+        (
+            "reserved_id",
+            doc(&format!("    t1:\n      action: std.noop\n      on-success: [t1.next]\n{}", noop("t1.next"))),
+            doc(&format!("    t1:\n      action: std.noop\n      on-success: [t1_next]\n{}", noop("t1_next"))),
+        ),
         ("undefined_variable", echo("output=<% $.nothing %>"), echo("output=<% $.name %>")),
         (
             "constraint",

@@ -107,10 +107,12 @@ const PAIRS: &[Pair] = &[
 
 /// The memory row's id in `--only`.
 const MEMORY: &str = "memory";
+/// The Mistral row's id in `--only`.
+const MISTRAL: &str = "mistral";
 
 /// Scenario ids accepted by `--only`.
 pub fn ids() -> Vec<&'static str> {
-    PAIRS.iter().map(|p| p.id).chain([MEMORY]).collect()
+    PAIRS.iter().map(|p| p.id).chain([MEMORY, MISTRAL]).collect()
 }
 
 /// The binaries a run starts.
@@ -196,7 +198,11 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         .filter(|p| !(args.no_redis && p.store == Store::Redis))
         .collect();
     let memory_row = args.only.is_empty() || args.only.iter().any(|o| o == MEMORY);
-    if selected.is_empty() && !memory_row {
+    let mistral_asked = args.only.iter().any(|o| o == MISTRAL);
+    if mistral_asked && args.mistral_url().is_none() {
+        return Err("the mistral row needs --mistral-url (or PILOTAGE_MISTRAL_URL); scripts/mistral start prints it".into());
+    }
+    if selected.is_empty() && !memory_row && !mistral_asked {
         return Err("no scenario selected".into());
     }
     let bins = binaries(&args)?;
@@ -319,6 +325,31 @@ async fn run_in(
             )
         })
         .await?;
+    }
+    let mistral_row = args.only.is_empty() || args.only.iter().any(|o| o == MISTRAL);
+    match (args.mistral_url(), mistral_row) {
+        (Some(url), true) => {
+            println!(
+                "\nmistral [{MISTRAL}] · mistral/v2 through the gateway vs Mistral at {url} directly, {} requests per side, one at a time",
+                args.mistral_requests
+            );
+            report.mistral = crate::mistral::run(crate::mistral::MistralArgs {
+                url: &url,
+                requests: args.mistral_requests,
+                gateway_bin: &bins.gateway,
+                engine: &engine,
+                gateway_env: &args.gateway_env,
+                logs,
+            })
+            .await?;
+            for row in &report.mistral {
+                println!("{}", crate::mistral::console_line(row));
+            }
+        }
+        (None, true) => println!(
+            "\nmistral [{MISTRAL}] skipped: no Mistral (pass --mistral-url or set PILOTAGE_MISTRAL_URL)"
+        ),
+        _ => {}
     }
     report.evaluate();
     Ok(report)

@@ -513,3 +513,53 @@ async fn another_tenant_cannot_see_runs_and_mistral_projects_differ() {
     assert_eq!(m.mistral.executions(&m.a.tenant).await.len(), 1);
     m.clean().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn actions_the_configuration_hides_from_a_tenant_answer_like_unknown_ones() {
+    let m = MistralEnv::start_with(|cfg| {
+        let b = cfg.auth.keys[1].tenant.clone();
+        let settings = cfg
+            .engines
+            .get_mut(mistral::ENGINE)
+            .unwrap()
+            .mistral
+            .get_or_insert_with(Default::default);
+        settings
+            .visibility
+            .insert(b, vec!["std.echo".into(), "std.noop".into()]);
+    })
+    .await;
+    let a = m.session(&m.a).await;
+    let b = m.session(&m.b).await;
+    let get = |c: &'static str| json!({"language": MISTRAL, "verb": "get", "id": c});
+    let seen = a.call("pilotage_catalog", get("std.ssh")).await;
+    assert!(!seen.is_error, "{}", seen.structured);
+    assert_eq!(seen.structured["entry"]["risk"], "destructive");
+    let hidden = b.call("pilotage_catalog", get("std.ssh")).await;
+    let unknown = b.call("pilotage_catalog", get("std.zzz")).await;
+    assert_eq!(hidden.structured["error"]["kind"], "not_found");
+    assert_eq!(
+        hidden.structured["error"]["message"]
+            .as_str()
+            .map(|s| s.replace("std.ssh", "X")),
+        unknown.structured["error"]["message"]
+            .as_str()
+            .map(|s| s.replace("std.zzz", "X")),
+    );
+    // Calling it is refused exactly like a misspelled action, before Mistral.
+    let ssh = "version: '2.0'\nwf:\n  tasks:\n    t:\n      action: std.ssh cmd='ls' host='h' username='u'\n";
+    let r = run(&b, ssh, json!({})).await;
+    assert_eq!(r.structured["outcome"]["status"], "validation_error", "{}", r.structured);
+    assert_eq!(codes(&r.structured), ["unknown_capability"], "{}", r.structured);
+    assert!(m.mistral.executions(&m.b.tenant).await.is_empty());
+    let listed = b
+        .call("pilotage_catalog", json!({"language": MISTRAL, "verb": "list", "limit": 100}))
+        .await;
+    let ids: Vec<&str> = listed.structured["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["std.echo", "std.noop"]);
+}

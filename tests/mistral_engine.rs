@@ -224,6 +224,55 @@ async fn the_catalog_lists_the_standard_actions_with_schemas_and_risks() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_gateways_catalog_reads_the_entries_through_the_adapters_mapping() {
+    use pilotage_gateway::auth::Principal;
+    use pilotage_gateway::auth::policy::{Permissions, RiskCeiling};
+    use pilotage_gateway::catalog::CatalogService;
+    use std::sync::Arc;
+    let Some(url) = mistral_url() else { return };
+    let t = tenant("view");
+    let principal = Principal {
+        scope: format!("key:{t}:k"),
+        tenant: t.clone(),
+        lasting: true,
+        permissions: Permissions::ALL,
+        ceiling: RiskCeiling::default(),
+    };
+    let view = |settings: &'static str| {
+        let engine: pilotage_gateway::engines::SharedEngine = Arc::new(adapter(&url, "", settings));
+        let store = Arc::new(pilotage_gateway::store::memory::MemoryStore::new());
+        let principal = principal.clone();
+        async move {
+            CatalogService::new(engine, store, 1 << 20)
+                .view(&principal)
+                .await
+                .expect("a view")
+        }
+    };
+    let full = view("").await;
+    let entry =
+        |v: &pilotage_gateway::catalog::CatalogView, id: &str| (**v.get(id).unwrap()).clone();
+    let echo = entry(&full, "std.echo");
+    assert_eq!(echo["risk"], "safe");
+    assert_eq!(echo["name"], "std.echo");
+    assert_eq!(echo["input_schema"]["required"], json!(["output"]));
+    assert!(
+        echo["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Echo action.")
+    );
+    assert_eq!(entry(&full, "std.http")["risk"], "external");
+    assert_eq!(entry(&full, "std.ssh")["risk"], "destructive");
+    assert_eq!(full.callable_names().len(), 14);
+    // An action no row names fails closed.
+    let narrow = view("risk = [{ glob = \"std.echo\", effect = \"safe\" }]").await;
+    assert_eq!(entry(&narrow, "std.noop")["risk"], "destructive");
+    assert_eq!(entry(&narrow, "std.echo")["risk"], "safe");
+    assert_ne!(narrow.version, full.version);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn each_tenant_sees_the_actions_its_globs_allow() {
     let Some(url) = mistral_url() else { return };
     let (alice, bob, carol) = (tenant("alice"), tenant("bob"), tenant("carol"));

@@ -233,3 +233,88 @@ mod tests {
         assert_eq!(l.steps(&json!(task))[0].kind, StepKind::Other);
     }
 }
+
+#[cfg(test)]
+mod robustness {
+    use super::super::fixtures::SHAPES;
+    use super::*;
+    use serde_json::json;
+
+    /// Mutations of a real document (cut short, characters swapped for
+    /// YAML's and Mistral's special ones) never panic or hang any reader.
+    #[test]
+    fn damaged_documents_never_panic() {
+        let specials = [
+            "", ":", "-", "[", "]", "{", "}", "'", "\"", "#", "*a", "&a", "<<", "\t", "\u{3000}",
+            "é", "=", "<%", "%>", "{{", "\n", "  ", "|", ">", "!!str ", "?", ",", "$.", "_.",
+        ];
+        let chars: Vec<(usize, char)> = SHAPES.char_indices().collect();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let l = MistralV2;
+        for _ in 0..1500 {
+            let (at, _) = chars[(next() % chars.len() as u64) as usize];
+            let special = specials[(next() % specials.len() as u64) as usize];
+            let keep = at + 1 + (next() % 3) as usize;
+            let tail = SHAPES.get(keep.min(SHAPES.len())..).unwrap_or("");
+            let text = if next() % 4 == 0 {
+                SHAPES[..at].to_string()
+            } else {
+                format!("{}{special}{tail}", &SHAPES[..at])
+            };
+            let p = json!(text);
+            let steps = l.steps(&p);
+            let plan = l.plan(&p, &steps, &|_| None);
+            let events: Vec<Value> = steps
+                .iter()
+                .map(|s| json!({"task": s.id, "state": "SUCCESS", "triggered_by": [{"task": "start", "event": "on-success"}], "actions": [{"name": "x", "state": "ERROR"}]}))
+                .collect();
+            let _ = l.trace(
+                &p,
+                &events,
+                &EngineMapping::default(),
+                &steps,
+                RunEnd::Failed,
+            );
+            let _ = l.input_schema(&p);
+            let _ = l.check_bounds(
+                &p,
+                &Bounds {
+                    max_depth: 64,
+                    max_steps: 100,
+                    max_program_bytes: 1 << 20,
+                    max_id_bytes: 256,
+                },
+            );
+            if let Some(doc) = workflow::read(&text)
+                && let Some(wf) = doc.workflows.first()
+            {
+                let _ = checks::structure(&doc);
+                let _ = checks::undefined_variables(wf);
+                let _ = checks::unknown_tasks(wf);
+                let _ = checks::dropped_parameters(wf);
+                let _ = checks::action_inputs(wf, &|_| {
+                    Some(json!({"required": ["a"], "properties": {}}))
+                });
+            } else {
+                let _ = checks::unreadable(&text);
+            }
+            assert!(plan["steps"].is_array());
+        }
+    }
+
+    #[test]
+    fn odd_whitespace_in_an_action_line_is_read_in_whole_characters() {
+        let text = "version: '2.0'\nwf:\n  tasks:\n    t:\n      action: \"std.echo \u{3000}output=\u{3000} é=1 \u{3000}\"\n";
+        let doc = workflow::read(text).unwrap();
+        let action = doc.workflows[0].tasks[0].action.clone().unwrap();
+        assert_eq!(action.name, "std.echo");
+        let names: Vec<_> = action.params.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["output", "é"]);
+    }
+}

@@ -485,10 +485,12 @@ fn action_call(node: &Node) -> Option<ActionCall> {
     }
     let mut params = Vec::new();
     let bytes = text.as_bytes();
+    // Every step moves `i` forward by at least one whole character.
+    let char_len = |i: usize| text[i..].chars().next().map_or(1, char::len_utf8);
     let mut i = name_end;
     while i < text.len() {
-        if bytes[i].is_ascii_whitespace() {
-            i += 1;
+        if text[i..].starts_with(char::is_whitespace) {
+            i += char_len(i);
             continue;
         }
         let start = i;
@@ -497,9 +499,10 @@ fn action_call(node: &Node) -> Option<ActionCall> {
             .map_or(text.len(), |k| i + k);
         if key_end == start || bytes.get(key_end) != Some(&b'=') {
             // Not `key=value`: skip the word (Mistral ignores it too).
-            i = text[i..]
+            let next = i + char_len(i);
+            i = text[next..]
                 .find(char::is_whitespace)
-                .map_or(text.len(), |k| i + k);
+                .map_or(text.len(), |k| next + k);
             continue;
         }
         let value_start = key_end + 1;
@@ -511,7 +514,11 @@ fn action_call(node: &Node) -> Option<ActionCall> {
             raw,
             range: at(start, value_end),
         });
-        i = value_end.max(value_start + 1);
+        i = if value_end > value_start {
+            value_end
+        } else {
+            value_start
+        };
     }
     Some(ActionCall {
         name,

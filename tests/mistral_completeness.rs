@@ -6,8 +6,8 @@
 
 mod common;
 
-use common::mistral::{EXECUTE, MISTRAL, MistralEnv, VALIDATE, codes, greet_program, run};
 use common::Mcp;
+use common::mistral::{EXECUTE, MISTRAL, MistralEnv, VALIDATE, codes, greet_program, run};
 use serde_json::{Value, json};
 
 /// A one-workflow document with these tasks (already indented by 4).
@@ -36,7 +36,9 @@ fn program_cases() -> Vec<(&'static str, String, String)> {
         (
             "unknown_property",
             doc("    t1:\n      action: std.noop\n      retries: 3\n"),
-            doc("    t1:\n      action: std.noop\n      retry:\n        count: 3\n        delay: 0\n"),
+            doc(
+                "    t1:\n      action: std.noop\n      retry:\n        count: 3\n        delay: 0\n",
+            ),
         ),
         (
             "type_mismatch",
@@ -45,8 +47,12 @@ fn program_cases() -> Vec<(&'static str, String, String)> {
         ),
         (
             "invalid_value",
-            doc("    t0:\n      action: std.noop\n      on-success: [t1]\n    t1:\n      action: std.noop\n      join: some\n"),
-            doc("    t0:\n      action: std.noop\n      on-success: [t1]\n    t1:\n      action: std.noop\n      join: all\n"),
+            doc(
+                "    t0:\n      action: std.noop\n      on-success: [t1]\n    t1:\n      action: std.noop\n      join: some\n",
+            ),
+            doc(
+                "    t0:\n      action: std.noop\n      on-success: [t1]\n    t1:\n      action: std.noop\n      join: all\n",
+            ),
         ),
         (
             "conflicting_properties",
@@ -56,17 +62,32 @@ fn program_cases() -> Vec<(&'static str, String, String)> {
         (
             "unknown_task",
             doc("    t1:\n      action: std.noop\n      on-success: [t9]\n"),
-            doc(&format!("    t1:\n      action: std.noop\n      on-success: [t2]\n{}", noop("t2"))),
+            doc(&format!(
+                "    t1:\n      action: std.noop\n      on-success: [t2]\n{}",
+                noop("t2")
+            )),
         ),
         (
             "malformed_expression",
             echo("output=<% $.name + %>"),
             echo("output=<% $.name + 'y' %>"),
         ),
-        ("unknown_capability", echo("output=1").replace("std.echo", "std.ecko"), echo("output=1")),
+        (
+            "unknown_capability",
+            echo("output=1").replace("std.echo", "std.ecko"),
+            echo("output=1"),
+        ),
         ("missing_input", echo(""), echo("output=1")),
-        ("unexpected_input", echo("output=1 colour='red'"), echo("output=1")),
-        ("dropped_parameter", echo("output=red"), echo("output='red'")),
+        (
+            "unexpected_input",
+            echo("output=1 colour='red'"),
+            echo("output=1"),
+        ),
+        (
+            "dropped_parameter",
+            echo("output=red"),
+            echo("output='red'"),
+        ),
         (
             "duplicate_task",
             doc(&format!("{}{}", noop("t1"), noop("t1"))),
@@ -75,23 +96,43 @@ fn program_cases() -> Vec<(&'static str, String, String)> {
         ("reserved_character", doc(&noop("t#1")), doc(&noop("t_1"))),
         (
             "reserved_id",
-            doc(&format!("    t1:\n      action: std.noop\n      on-success: [t1.next]\n{}", noop("t1.next"))),
-            doc(&format!("    t1:\n      action: std.noop\n      on-success: [t1_next]\n{}", noop("t1_next"))),
+            doc(&format!(
+                "    t1:\n      action: std.noop\n      on-success: [t1.next]\n{}",
+                noop("t1.next")
+            )),
+            doc(&format!(
+                "    t1:\n      action: std.noop\n      on-success: [t1_next]\n{}",
+                noop("t1_next")
+            )),
         ),
-        ("undefined_variable", echo("output=<% $.nothing %>"), echo("output=<% $.name %>")),
+        (
+            "undefined_variable",
+            echo("output=<% $.nothing %>"),
+            echo("output=<% $.name %>"),
+        ),
         (
             "constraint",
-            doc("    a:\n      action: std.noop\n      on-success: [b]\n    b:\n      action: std.noop\n      on-success: [a]\n"),
-            doc("    a:\n      action: std.noop\n      on-success: [b]\n    b:\n      action: std.noop\n"),
+            doc(
+                "    a:\n      action: std.noop\n      on-success: [b]\n    b:\n      action: std.noop\n      on-success: [a]\n",
+            ),
+            doc(
+                "    a:\n      action: std.noop\n      on-success: [b]\n    b:\n      action: std.noop\n",
+            ),
         ),
     ]
 }
 
 async fn closed_sets_body(c: &Mcp) -> String {
     let g = c
-        .call("pilotage_get_guide", json!({"language": MISTRAL, "id": "closed-sets"}))
+        .call(
+            "pilotage_get_guide",
+            json!({"language": MISTRAL, "id": "closed-sets"}),
+        )
         .await;
-    g.structured["guide"]["body"].as_str().expect("body").to_string()
+    g.structured["guide"]["body"]
+        .as_str()
+        .expect("body")
+        .to_string()
 }
 
 /// The first-column values of a closed-sets table, by its heading.
@@ -122,42 +163,78 @@ async fn every_diagnostic_code_is_enumerated_and_reached_both_ways() {
     let guide = closed_sets_body(&c).await;
     let mut covered: Vec<String> = Vec::new();
     for (code, rejected, accepted) in program_cases() {
-        let bad = c.call(VALIDATE, json!({"workflow": rejected})).await.structured;
-        assert!(codes(&bad).contains(&code.to_string()), "{code} not reached: {bad}\n{rejected}");
-        let good = c.call(VALIDATE, json!({"workflow": accepted})).await.structured;
-        assert_eq!(good["valid"], true, "{code}: the corrected program: {good}\n{accepted}");
+        let bad = c
+            .call(VALIDATE, json!({"workflow": rejected}))
+            .await
+            .structured;
+        assert!(
+            codes(&bad).contains(&code.to_string()),
+            "{code} not reached: {bad}\n{rejected}"
+        );
+        let good = c
+            .call(VALIDATE, json!({"workflow": accepted}))
+            .await
+            .structured;
+        assert_eq!(
+            good["valid"], true,
+            "{code}: the corrected program: {good}\n{accepted}"
+        );
         covered.push(code.to_string());
     }
     // The binding codes: context through validate, input through execute.
     let bad = c
-        .call(VALIDATE, json!({"workflow": greet_program(), "context": {"x": 1}}))
+        .call(
+            VALIDATE,
+            json!({"workflow": greet_program(), "context": {"x": 1}}),
+        )
         .await;
     assert!(codes(&bad.structured).contains(&"context_binding".to_string()));
     let good = c.call(VALIDATE, json!({"workflow": greet_program()})).await;
     assert_eq!(good.structured["valid"], true);
     covered.push("context_binding".into());
     let bad = run(&c, &greet_program(), json!({"input": {"nom": "x"}})).await;
-    assert!(codes(&bad.structured).contains(&"input_binding".to_string()), "{}", bad.structured);
+    assert!(
+        codes(&bad.structured).contains(&"input_binding".to_string()),
+        "{}",
+        bad.structured
+    );
     let good = run(&c, &greet_program(), json!({"input": {"name": "x"}})).await;
-    assert_eq!(good.structured["outcome"]["status"], "success", "{}", good.structured);
+    assert_eq!(
+        good.structured["outcome"]["status"], "success",
+        "{}",
+        good.structured
+    );
     covered.push("input_binding".into());
     // The gateway's ceiling: an external action for a caller capped at safe.
     let capped = m.session(&m.b).await;
     let http = doc("    t1:\n      action: std.http url='https://example.org'\n");
     let bad = capped.call(VALIDATE, json!({"workflow": http})).await;
-    assert!(codes(&bad.structured).contains(&"risk_ceiling".to_string()), "{}", bad.structured);
-    let good = capped.call(VALIDATE, json!({"workflow": greet_program()})).await;
+    assert!(
+        codes(&bad.structured).contains(&"risk_ceiling".to_string()),
+        "{}",
+        bad.structured
+    );
+    let good = capped
+        .call(VALIDATE, json!({"workflow": greet_program()}))
+        .await;
     assert_eq!(good.structured["valid"], true, "{}", good.structured);
     covered.push("risk_ceiling".into());
     covered.sort();
-    assert_eq!(listed(&guide, "## Diagnostic codes"), covered, "the guide's codes vs the codes reached");
+    assert_eq!(
+        listed(&guide, "## Diagnostic codes"),
+        covered,
+        "the guide's codes vs the codes reached"
+    );
     m.clean().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_run_status_is_enumerated_and_reached_both_ways() {
     let m = MistralEnv::start_with(|cfg| {
-        cfg.engines.get_mut(common::mistral::ENGINE).unwrap().run_deadline_ms = 3000;
+        cfg.engines
+            .get_mut(common::mistral::ENGINE)
+            .unwrap()
+            .run_deadline_ms = 3000;
     })
     .await;
     let c = m.session(&m.a).await;
@@ -173,10 +250,18 @@ async fn every_run_status_is_enumerated_and_reached_both_ways() {
     let cases: Vec<(&str, String, Value)> = vec![
         ("success", doc(&noop("t1")), json!({})),
         ("validation_error", doc(&noop("t#1")), json!({})),
-        ("catalog_drift", doc(&noop("t1")), json!({"expected_catalog_version": "cv_stale"})),
+        (
+            "catalog_drift",
+            doc(&noop("t1")),
+            json!({"expected_catalog_version": "cv_stale"}),
+        ),
         ("partial", fails(wrote), json!({})),
         ("error", fails(""), json!({})),
-        ("timeout", doc("    nap:\n      action: std.sleep seconds=30\n"), json!({})),
+        (
+            "timeout",
+            doc("    nap:\n      action: std.sleep seconds=30\n"),
+            json!({}),
+        ),
     ];
     for (want, program, extra) in cases {
         let r = run(&c, &program, extra).await.structured;
@@ -185,11 +270,18 @@ async fn every_run_status_is_enumerated_and_reached_both_ways() {
     }
     // promotion_drift: a deployed program whose ad-hoc action changed.
     let action = |input: &str| {
-        format!("version: '2.0'\nshout:\n  base: std.echo\n  base-input:\n    output: <% $.text %>\n  input:\n{input}")
+        format!(
+            "version: '2.0'\nshout:\n  base: std.echo\n  base-input:\n    output: <% $.text %>\n  input:\n{input}"
+        )
     };
-    m.mistral.put_action(&m.a.tenant, &action("    - text\n"), false).await;
+    m.mistral
+        .put_action(&m.a.tenant, &action("    - text\n"), false)
+        .await;
     let uses = doc("    say:\n      action: shout text='hey'\n");
-    let deployed = c.call(EXECUTE, json!({"workflow": uses, "mode": "deploy"})).await.structured;
+    let deployed = c
+        .call(EXECUTE, json!({"workflow": uses, "mode": "deploy"}))
+        .await
+        .structured;
     assert_eq!(status(&deployed), "success", "{deployed}");
     let program_ref = deployed["output"]["program_ref"].clone();
     let by_ref = json!({"program_ref": program_ref, "mode": "immediate"});

@@ -12,9 +12,9 @@ use common::mistral::{
     validate,
 };
 use common::{ACME_OPS, LANG, assert_shape, repo_path, write_program};
-use sha2::Digest;
 use pilotage_gateway::guides::GuideSet;
 use serde_json::{Value, json};
+use sha2::Digest;
 use std::time::Duration;
 
 /// A task that writes, then a misspelled action: Mistral's validator lets it
@@ -45,7 +45,12 @@ async fn discover_learn_lookup_validate_execute_fetch() {
     let mut c = m.env.client(&m.a.key);
     // discover: both languages, each with its loop
     let init = c.initialize().await;
-    assert!(init["instructions"].as_str().unwrap().contains("pilotage_manifest"));
+    assert!(
+        init["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("pilotage_manifest")
+    );
     let manifest = c.call("pilotage_manifest", json!({})).await.structured;
     let languages = manifest["languages"].as_array().unwrap();
     let lang = languages
@@ -54,9 +59,14 @@ async fn discover_learn_lookup_validate_execute_fetch() {
         .unwrap_or_else(|| panic!("no mistral/v2 in {manifest}"));
     assert!(languages.iter().any(|l| l["name"] == LANG), "{manifest}");
     let tool = |k: &str| lang["loop"][k].as_str().unwrap().to_string();
-    let (validate_tool, execute_tool, trace_tool) = (tool("validate"), tool("execute"), tool("trace"));
+    let (validate_tool, execute_tool, trace_tool) =
+        (tool("validate"), tool("execute"), tool("trace"));
     assert_eq!(
-        (validate_tool.as_str(), execute_tool.as_str(), trace_tool.as_str()),
+        (
+            validate_tool.as_str(),
+            execute_tool.as_str(),
+            trace_tool.as_str()
+        ),
         (VALIDATE, EXECUTE, TRACE)
     );
     // learn: the core guide
@@ -72,13 +82,19 @@ async fn discover_learn_lookup_validate_execute_fetch() {
         .expect("a core guide")
         .clone();
     let body = c
-        .call("pilotage_get_guide", json!({"language": MISTRAL, "id": core["id"]}))
+        .call(
+            "pilotage_get_guide",
+            json!({"language": MISTRAL, "id": core["id"]}),
+        )
         .await
         .structured["guide"]["body"]
         .as_str()
         .unwrap()
         .to_string();
-    assert!(body.contains("with-items") && body.contains("publish"), "{body}");
+    assert!(
+        body.contains("with-items") && body.contains("publish"),
+        "{body}"
+    );
     // lookup
     let found = c
         .call(
@@ -123,9 +139,15 @@ async fn discover_learn_lookup_validate_execute_fetch() {
         path["start"]["line"].as_u64().is_some() && path["end"]["column"].as_u64().is_some(),
         "a text range: {path}"
     );
-    let good = c.call(&validate_tool, json!({"workflow": greet_program()})).await;
+    let good = c
+        .call(&validate_tool, json!({"workflow": greet_program()}))
+        .await;
     assert_eq!(good.structured["valid"], true, "{}", good.structured);
-    assert_eq!(good.structured["plan"]["max_risk"], "safe", "{}", good.structured);
+    assert_eq!(
+        good.structured["plan"]["max_risk"], "safe",
+        "{}",
+        good.structured
+    );
     let cv = good.structured["catalog_version"].clone();
     // execute, stored, at the current catalog version
     let before = m.mistral.executions(&m.a.tenant).await.len();
@@ -136,12 +158,20 @@ async fn discover_learn_lookup_validate_execute_fetch() {
                    "store": true, "trace_level": "full", "expected_catalog_version": cv}),
         )
         .await;
-    assert_eq!(ran.structured["outcome"]["status"], "success", "{}", ran.structured);
+    assert_eq!(
+        ran.structured["outcome"]["status"], "success",
+        "{}",
+        ran.structured
+    );
     assert_eq!(ran.structured["output"], json!({"greeting": "hello ada"}));
     let steps = ran.structured["trace"]["steps"].as_array().unwrap();
     assert_eq!(steps[0]["id"], "hello", "{steps:?}");
     assert_eq!(steps[0]["calls"], "std.echo");
-    assert_eq!(steps[0]["output"], json!({"result": "hello ada"}), "{steps:?}");
+    assert_eq!(
+        steps[0]["output"],
+        json!({"result": "hello ada"}),
+        "{steps:?}"
+    );
     assert_eq!(
         m.mistral.executions(&m.a.tenant).await.len(),
         before + 1,
@@ -170,9 +200,16 @@ async fn every_guide_example_validates_and_executes() {
     let c = m.session(&m.a).await;
     for ex in examples {
         let name = format!("{} example #{}", ex.guide_id, ex.index);
-        let program = ex.workflow.as_str().unwrap_or_else(|| panic!("{name} is YAML text"));
+        let program = ex
+            .workflow
+            .as_str()
+            .unwrap_or_else(|| panic!("{name} is YAML text"));
         let v = validate(&c, program).await;
-        assert_eq!(v.structured["valid"], true, "{name} does not validate: {}", v.structured);
+        assert_eq!(
+            v.structured["valid"], true,
+            "{name} does not validate: {}",
+            v.structured
+        );
         let mut extra = json!({"trace_level": "full",
             "expected_catalog_version": v.structured["catalog_version"]});
         if let Some(input) = ex.input {
@@ -185,7 +222,10 @@ async fn every_guide_example_validates_and_executes() {
             r.structured
         );
         assert!(
-            !r.structured["trace"]["steps"].as_array().unwrap().is_empty(),
+            !r.structured["trace"]["steps"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
             "{name}: an empty trace"
         );
     }
@@ -211,7 +251,11 @@ async fn a_misspelled_action_after_a_write_is_refused_before_anything_runs() {
     assert_eq!(direct["valid"], true, "{direct}");
     // Something ran before, so an unchanged list means something.
     let ok = run(&c, &echo_program("first", "before"), json!({})).await;
-    assert_eq!(ok.structured["outcome"]["status"], "success", "{}", ok.structured);
+    assert_eq!(
+        ok.structured["outcome"]["status"], "success",
+        "{}",
+        ok.structured
+    );
     let executions = ids_of(&m.mistral.executions(&m.a.tenant).await);
     let workflows = ids_of(&m.mistral.workflows(&m.a.tenant).await);
     assert_eq!(executions.len(), 1);
@@ -226,14 +270,24 @@ async fn a_misspelled_action_after_a_write_is_refused_before_anything_runs() {
         .unwrap_or_else(|| panic!("no unknown_capability: {}", v.structured))
         .clone();
     assert!(d["message"].as_str().unwrap().contains("std.ecko"), "{d}");
-    assert!(d["hint"].as_str().unwrap_or("").contains("std.echo"), "close match: {d}");
+    assert!(
+        d["hint"].as_str().unwrap_or("").contains("std.echo"),
+        "close match: {d}"
+    );
     // The task `next` starts on line 8 of the text.
     assert_eq!(d["path"]["start"]["line"], 8, "{d}");
 
     let r = run(&c, MISSPELLED, json!({})).await;
-    assert_eq!(r.structured["outcome"]["status"], "validation_error", "{}", r.structured);
+    assert_eq!(
+        r.structured["outcome"]["status"], "validation_error",
+        "{}",
+        r.structured
+    );
     assert!(codes(&r.structured).contains(&"unknown_capability".to_string()));
-    assert!(r.structured["run_id"].is_string(), "a refused run has an id");
+    assert!(
+        r.structured["run_id"].is_string(),
+        "a refused run has an id"
+    );
     assert_eq!(
         ids_of(&m.mistral.executions(&m.a.tenant).await),
         executions,
@@ -247,7 +301,11 @@ async fn a_misspelled_action_after_a_write_is_refused_before_anything_runs() {
     // The same program, spelled right, runs both tasks.
     let fixed = MISSPELLED.replace("std.ecko", "std.echo");
     let r = run(&c, &fixed, json!({})).await;
-    assert_eq!(r.structured["outcome"]["status"], "success", "{}", r.structured);
+    assert_eq!(
+        r.structured["outcome"]["status"], "success",
+        "{}",
+        r.structured
+    );
     let ran: Vec<&str> = r.structured["trace"]["steps"]
         .as_array()
         .unwrap()
@@ -289,13 +347,20 @@ async fn both_languages_run_at_once_each_on_its_own_engine() {
     let yaml = echo_program("both", "from mistral");
     let on_mistral = run(&c, &yaml, json!({}));
     let (legacy, on_mistral) = tokio::join!(legacy, on_mistral);
-    assert_eq!(legacy.structured["outcome"]["status"], "success", "{}", legacy.structured);
+    assert_eq!(
+        legacy.structured["outcome"]["status"], "success",
+        "{}",
+        legacy.structured
+    );
     assert_eq!(
         on_mistral.structured["outcome"]["status"], "success",
         "{}",
         on_mistral.structured
     );
-    assert_eq!(on_mistral.structured["output"], json!({"said": "from mistral"}));
+    assert_eq!(
+        on_mistral.structured["output"],
+        json!({"said": "from mistral"})
+    );
     assert_ne!(
         m.env.engine.digest("acme").await,
         legacy_before,
@@ -309,9 +374,16 @@ async fn both_languages_run_at_once_each_on_its_own_engine() {
     // A mistral/v2 run leaves the legacy engine alone.
     let legacy_after = m.env.engine.state("acme").await;
     let again = run(&c, &yaml, json!({})).await;
-    assert_eq!(again.structured["outcome"]["status"], "success", "{}", again.structured);
+    assert_eq!(
+        again.structured["outcome"]["status"], "success",
+        "{}",
+        again.structured
+    );
     assert_eq!(m.env.engine.state("acme").await, legacy_after);
-    assert_eq!(m.mistral.executions(&m.a.tenant).await.len(), mistral_before + 2);
+    assert_eq!(
+        m.mistral.executions(&m.a.tenant).await.len(),
+        mistral_before + 2
+    );
     // Each catalog is its own engine's.
     let mistral_get = c
         .call(
@@ -336,7 +408,13 @@ async fn both_languages_run_at_once_each_on_its_own_engine() {
         )
         .await;
     assert_eq!(cross["error"]["code"], -32602, "{cross}");
-    assert!(cross["error"]["message"].as_str().unwrap().contains("string"), "{cross}");
+    assert!(
+        cross["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("string"),
+        "{cross}"
+    );
     m.clean().await;
 }
 
@@ -345,9 +423,16 @@ async fn deploy_returns_a_program_ref_that_runs_by_reference() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
     let deployed = c
-        .call(EXECUTE, json!({"workflow": greet_program(), "mode": "deploy"}))
+        .call(
+            EXECUTE,
+            json!({"workflow": greet_program(), "mode": "deploy"}),
+        )
         .await;
-    assert_eq!(deployed.structured["outcome"]["status"], "success", "{}", deployed.structured);
+    assert_eq!(
+        deployed.structured["outcome"]["status"], "success",
+        "{}",
+        deployed.structured
+    );
     let program_ref = deployed.structured["output"]["program_ref"]
         .as_str()
         .unwrap_or_else(|| panic!("no program_ref: {}", deployed.structured))
@@ -359,7 +444,11 @@ async fn deploy_returns_a_program_ref_that_runs_by_reference() {
             json!({"language": MISTRAL, "verb": "get", "id": program_ref}),
         )
         .await;
-    assert_eq!(entry.structured["entry"]["kind"], "program", "{}", entry.structured);
+    assert_eq!(
+        entry.structured["entry"]["kind"], "program",
+        "{}",
+        entry.structured
+    );
     assert_eq!(
         entry.structured["entry"]["input_schema"]["required"],
         json!(["name"]),
@@ -373,7 +462,11 @@ async fn deploy_returns_a_program_ref_that_runs_by_reference() {
             json!({"program_ref": program_ref, "mode": "immediate", "input": {"name": "bob"}}),
         )
         .await;
-    assert_eq!(r.structured["outcome"]["status"], "success", "{}", r.structured);
+    assert_eq!(
+        r.structured["outcome"]["status"], "success",
+        "{}",
+        r.structured
+    );
     assert_eq!(r.structured["output"], json!({"greeting": "hello bob"}));
     assert_eq!(m.mistral.executions(&m.a.tenant).await.len(), before + 1);
     // A wrong input is refused against the entry's schema.
@@ -383,7 +476,11 @@ async fn deploy_returns_a_program_ref_that_runs_by_reference() {
             json!({"program_ref": program_ref, "mode": "immediate", "input": {"nom": "bob"}}),
         )
         .await;
-    assert_eq!(r.structured["outcome"]["status"], "validation_error", "{}", r.structured);
+    assert_eq!(
+        r.structured["outcome"]["status"], "validation_error",
+        "{}",
+        r.structured
+    );
     assert!(codes(&r.structured).contains(&"input_binding".to_string()));
     assert_eq!(m.mistral.executions(&m.a.tenant).await.len(), before + 1);
     // Another tenant cannot run it.
@@ -394,7 +491,11 @@ async fn deploy_returns_a_program_ref_that_runs_by_reference() {
             json!({"program_ref": program_ref, "mode": "immediate", "input": {"name": "eve"}}),
         )
         .await;
-    assert_eq!(r.structured["error"]["kind"], "not_found", "{}", r.structured);
+    assert_eq!(
+        r.structured["error"]["kind"], "not_found",
+        "{}",
+        r.structured
+    );
     m.clean().await;
 }
 
@@ -406,9 +507,16 @@ async fn an_idempotent_replay_runs_once() {
     let args = json!({"workflow": greet_program(), "mode": "immediate",
         "input": {"name": "once"}, "idempotency_key": "replay-1"});
     let first = c.call(EXECUTE, args.clone()).await;
-    assert_eq!(first.structured["outcome"]["status"], "success", "{}", first.structured);
+    assert_eq!(
+        first.structured["outcome"]["status"], "success",
+        "{}",
+        first.structured
+    );
     let second = c.call(EXECUTE, args.clone()).await;
-    assert_eq!(first.structured, second.structured, "the same answer, run_id included");
+    assert_eq!(
+        first.structured, second.structured,
+        "the same answer, run_id included"
+    );
     assert_eq!(
         m.mistral.executions(&m.a.tenant).await.len(),
         before + 1,
@@ -429,7 +537,10 @@ async fn an_idempotent_replay_runs_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn past_the_deadline_the_execution_is_cancelled() {
     let m = MistralEnv::start_with(|cfg| {
-        cfg.engines.get_mut(mistral::ENGINE).unwrap().run_deadline_ms = 3000;
+        cfg.engines
+            .get_mut(mistral::ENGINE)
+            .unwrap()
+            .run_deadline_ms = 3000;
     })
     .await;
     let c = m.session(&m.a).await;
@@ -448,7 +559,11 @@ slow:
       action: std.noop
 ";
     let r = run(&c, slow, json!({"trace_level": "full"})).await;
-    assert_eq!(r.structured["outcome"]["status"], "timeout", "{}", r.structured);
+    assert_eq!(
+        r.structured["outcome"]["status"], "timeout",
+        "{}",
+        r.structured
+    );
     assert_eq!(r.structured["outcome"]["ok"], false);
     let steps = r.structured["trace"]["steps"].as_array().unwrap();
     let ids: Vec<&str> = steps.iter().filter_map(|s| s["id"].as_str()).collect();
@@ -479,8 +594,17 @@ slow:
 async fn another_tenant_cannot_see_runs_and_mistral_projects_differ() {
     let m = MistralEnv::start().await;
     let a = m.session(&m.a).await;
-    let r = run(&a, &greet_program(), json!({"input": {"name": "a"}, "store": true})).await;
-    assert_eq!(r.structured["outcome"]["status"], "success", "{}", r.structured);
+    let r = run(
+        &a,
+        &greet_program(),
+        json!({"input": {"name": "a"}, "store": true}),
+    )
+    .await;
+    assert_eq!(
+        r.structured["outcome"]["status"], "success",
+        "{}",
+        r.structured
+    );
     let run_id = r.structured["run_id"].clone();
     let mine = a.call(TRACE, json!({"run_id": run_id})).await;
     assert!(!mine.is_error, "{}", mine.structured);
@@ -506,7 +630,11 @@ async fn another_tenant_cannot_see_runs_and_mistral_projects_differ() {
     assert!(m.mistral.executions(&m.anonymous).await.is_empty());
     // b's own run lands in b's project.
     let r = run(&b, &greet_program(), json!({"input": {"name": "b"}})).await;
-    assert_eq!(r.structured["outcome"]["status"], "success", "{}", r.structured);
+    assert_eq!(
+        r.structured["outcome"]["status"], "success",
+        "{}",
+        r.structured
+    );
     let in_b = m.mistral.executions(&m.b.tenant).await;
     assert_eq!(in_b.len(), 1);
     assert_eq!(in_b[0]["project_id"], m.b.tenant.as_str());
@@ -549,11 +677,23 @@ async fn actions_the_configuration_hides_from_a_tenant_answer_like_unknown_ones(
     // Calling it is refused exactly like a misspelled action, before Mistral.
     let ssh = "version: '2.0'\nwf:\n  tasks:\n    t:\n      action: std.ssh cmd='ls' host='h' username='u'\n";
     let r = run(&b, ssh, json!({})).await;
-    assert_eq!(r.structured["outcome"]["status"], "validation_error", "{}", r.structured);
-    assert_eq!(codes(&r.structured), ["unknown_capability"], "{}", r.structured);
+    assert_eq!(
+        r.structured["outcome"]["status"], "validation_error",
+        "{}",
+        r.structured
+    );
+    assert_eq!(
+        codes(&r.structured),
+        ["unknown_capability"],
+        "{}",
+        r.structured
+    );
     assert!(m.mistral.executions(&m.b.tenant).await.is_empty());
     let listed = b
-        .call("pilotage_catalog", json!({"language": MISTRAL, "verb": "list", "limit": 100}))
+        .call(
+            "pilotage_catalog",
+            json!({"language": MISTRAL, "verb": "list", "limit": 100}),
+        )
         .await;
     let ids: Vec<&str> = listed.structured["items"]
         .as_array()

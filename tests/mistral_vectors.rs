@@ -77,12 +77,18 @@ fn shout_action(mark: &str) -> String {
 
 fn status(r: &common::CallResult) -> String {
     assert!(!r.is_error, "expected an outcome, got {}", r.structured);
-    r.structured["outcome"]["status"].as_str().unwrap_or("").to_string()
+    r.structured["outcome"]["status"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
 }
 
 fn error_kind(r: &common::CallResult) -> String {
     assert!(r.is_error, "expected a request error, got {}", r.structured);
-    r.structured["error"]["kind"].as_str().unwrap_or("").to_string()
+    r.structured["error"]["kind"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
 }
 
 async fn catalog(c: &Mcp, args: Value) -> common::CallResult {
@@ -131,8 +137,14 @@ async fn pil_discover_manifest_g() {
     assert_eq!(lang["guides"], "pilotage_get_guide");
     assert_eq!(lang["catalog"], "pilotage_catalog");
     let caps = &lang["capabilities"];
-    assert!(caps["execute"]["test_run"] != true, "no dry run declared: {caps}");
-    assert!(caps.get("trace_fetch").is_some_and(|v| v != false), "{caps}");
+    assert!(
+        caps["execute"]["test_run"] != true,
+        "no dry run declared: {caps}"
+    );
+    assert!(
+        caps.get("trace_fetch").is_some_and(|v| v != false),
+        "{caps}"
+    );
     // Discovery changed nothing in Mistral.
     assert!(m.mistral.executions(&m.anonymous).await.is_empty());
 }
@@ -149,7 +161,13 @@ async fn pil_learn_index_g() {
     assert!(guides.iter().any(|g| g["level"] == "core"));
     let closed: Vec<&Value> = guides
         .iter()
-        .filter(|g| g["topics"].as_array().unwrap().iter().any(|t| t == "closed-sets"))
+        .filter(|g| {
+            g["topics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t == "closed-sets")
+        })
         .collect();
     assert_eq!(closed.len(), 1);
     assert_eq!(closed[0]["level"], "reference");
@@ -163,18 +181,31 @@ async fn pil_learn_fetch_g() {
     let m = MistralEnv::start().await;
     let c = m.anonymous_session().await;
     let r = c
-        .call("pilotage_get_guide", json!({"language": MISTRAL, "id": "transitions"}))
+        .call(
+            "pilotage_get_guide",
+            json!({"language": MISTRAL, "id": "transitions"}),
+        )
         .await;
     assert!(!r.is_error, "{}", r.structured);
     assert_eq!(r.structured["guide"]["format"], "text/markdown");
-    assert!(r.structured["guide"]["body"].as_str().unwrap().contains("```yaml workflow"));
+    assert!(
+        r.structured["guide"]["body"]
+            .as_str()
+            .unwrap()
+            .contains("```yaml workflow")
+    );
     let topic = c
         .call(
             "pilotage_get_guide",
             json!({"language": MISTRAL, "id": "closed-sets", "topic": "trace-ids"}),
         )
         .await;
-    assert!(topic.structured["guide"]["body"].as_str().unwrap().contains("#n"));
+    assert!(
+        topic.structured["guide"]["body"]
+            .as_str()
+            .unwrap()
+            .contains("#n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -182,7 +213,10 @@ async fn pil_learn_unknown_id_b() {
     let m = MistralEnv::start().await;
     let c = m.anonymous_session().await;
     let r = c
-        .call("pilotage_get_guide", json!({"language": MISTRAL, "id": "no-such-guide"}))
+        .call(
+            "pilotage_get_guide",
+            json!({"language": MISTRAL, "id": "no-such-guide"}),
+        )
         .await;
     assert_eq!(error_kind(&r), "not_found");
     assert_shape(&r.structured, "RequestError");
@@ -267,22 +301,36 @@ async fn pil_catalog_version_stable_g() {
 async fn pil_catalog_version_bumps_g() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
-    m.mistral.put_action(&m.a.tenant, &shout_action(""), false).await;
+    m.mistral
+        .put_action(&m.a.tenant, &shout_action(""), false)
+        .await;
     let first = catalog_version(&c).await;
-    m.mistral.put_action(&m.a.tenant, &shout_action("!"), true).await;
+    m.mistral
+        .put_action(&m.a.tenant, &shout_action("!"), true)
+        .await;
     let second = catalog_version(&c).await;
     assert_ne!(first, second, "a changed action changes the version");
     // changed_since names exactly the changed entry.
-    let delta = catalog(&c, json!({"verb": "changed_since", "catalog_version": first})).await;
+    let delta = catalog(
+        &c,
+        json!({"verb": "changed_since", "catalog_version": first}),
+    )
+    .await;
     assert!(!delta.is_error, "{}", delta.structured);
-    assert!(delta.structured.to_string().contains("shout"), "{}", delta.structured);
+    assert!(
+        delta.structured.to_string().contains("shout"),
+        "{}",
+        delta.structured
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn pil_authz_invisible_entry_b() {
     let m = MistralEnv::start().await;
     // `shout` lives in tenant a's Mistral project only.
-    m.mistral.put_action(&m.a.tenant, &shout_action(""), false).await;
+    m.mistral
+        .put_action(&m.a.tenant, &shout_action(""), false)
+        .await;
     let a = m.session(&m.a).await;
     let seen = catalog(&a, json!({"verb": "get", "id": "shout"})).await;
     assert!(!seen.is_error, "{}", seen.structured);
@@ -291,8 +339,12 @@ async fn pil_authz_invisible_entry_b() {
     let unknown = catalog(&b, json!({"verb": "get", "id": "no-such-entry"})).await;
     assert_eq!(error_kind(&hidden), "not_found");
     assert_eq!(
-        hidden.structured["error"]["message"].as_str().map(|s| s.replace("shout", "X")),
-        unknown.structured["error"]["message"].as_str().map(|s| s.replace("no-such-entry", "X")),
+        hidden.structured["error"]["message"]
+            .as_str()
+            .map(|s| s.replace("shout", "X")),
+        unknown.structured["error"]["message"]
+            .as_str()
+            .map(|s| s.replace("no-such-entry", "X")),
     );
     // A close misspelling never suggests it to b.
     let v = validate(
@@ -301,8 +353,17 @@ async fn pil_authz_invisible_entry_b() {
     )
     .await;
     assert_eq!(v.structured["valid"], false);
-    assert!(!v.structured.to_string().contains("\"shout\""), "{}", v.structured);
-    assert!(!v.structured["diagnostics"][0]["hint"].as_str().unwrap_or("").contains("shout "));
+    assert!(
+        !v.structured.to_string().contains("\"shout\""),
+        "{}",
+        v.structured
+    );
+    assert!(
+        !v.structured["diagnostics"][0]["hint"]
+            .as_str()
+            .unwrap_or("")
+            .contains("shout ")
+    );
 }
 
 // --- validate --------------------------------------------------------------------
@@ -333,7 +394,10 @@ async fn pil_validate_unknown_name_b() {
     assert_eq!(r.structured["valid"], false, "{}", r.structured);
     let closed = closed_codes(&c).await;
     let d = &r.structured["diagnostics"][0];
-    assert!(closed.contains(&d["code"].as_str().unwrap().to_string()), "{d}");
+    assert!(
+        closed.contains(&d["code"].as_str().unwrap().to_string()),
+        "{d}"
+    );
     assert_eq!(d["code"], "unknown_capability");
     // The text-range dialect: the task `hello`, from its name on line 8.
     assert_eq!(d["path"]["start"], json!({"line": 8, "column": 5}), "{d}");
@@ -345,7 +409,11 @@ async fn pil_validate_side_effect_free_g() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
     let before = observable(&m.mistral, &m.a.tenant).await;
-    for program in [greet_program(), SECOND_FAILS.to_string(), "not: [yaml".to_string()] {
+    for program in [
+        greet_program(),
+        SECOND_FAILS.to_string(),
+        "not: [yaml".to_string(),
+    ] {
         validate(&c, &program).await;
     }
     assert_eq!(observable(&m.mistral, &m.a.tenant).await, before);
@@ -373,7 +441,10 @@ async fn pil_validate_context_undeclared_b() {
     let m = MistralEnv::start().await;
     let c = m.anonymous_session().await;
     let r = c
-        .call(VALIDATE, json!({"workflow": greet_program(), "context": {"any": "value"}}))
+        .call(
+            VALIDATE,
+            json!({"workflow": greet_program(), "context": {"any": "value"}}),
+        )
         .await;
     assert!(!r.is_error, "{}", r.structured);
     assert_eq!(r.structured["valid"], false);
@@ -424,13 +495,20 @@ async fn pil_execute_success_g() {
     )
     .await;
     assert_shape(&r.structured, "ExecuteToolOutput");
-    assert_eq!(r.structured["outcome"], json!({"ok": true, "status": "success", "error": null}));
+    assert_eq!(
+        r.structured["outcome"],
+        json!({"ok": true, "status": "success", "error": null})
+    );
     assert_eq!(r.structured["trace"]["level"], "full");
     assert_eq!(r.structured["output"], json!({"greeting": "hello world"}));
     let steps = r.structured["trace"]["steps"].as_array().unwrap();
     let hello: Vec<&Value> = steps.iter().filter(|s| s["id"] == "hello").collect();
     assert_eq!(hello.len(), 1, "{steps:?}");
-    assert_eq!(hello[0]["input"], json!({"output": "hello world"}), "{steps:?}");
+    assert_eq!(
+        hello[0]["input"],
+        json!({"output": "hello world"}),
+        "{steps:?}"
+    );
     assert_eq!(hello[0]["calls"], "std.echo");
     assert_eq!(m.mistral.executions(&m.a.tenant).await.len(), 1);
     m.clean().await;
@@ -441,7 +519,12 @@ async fn pil_execute_guard_b() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
     let before = observable(&m.mistral, &m.a.tenant).await;
-    let r = run(&c, &greet_program().replace("std.echo", "std.nope"), json!({})).await;
+    let r = run(
+        &c,
+        &greet_program().replace("std.echo", "std.nope"),
+        json!({}),
+    )
+    .await;
     assert_eq!(status(&r), "validation_error");
     assert!(!codes(&r.structured).is_empty());
     assert!(r.structured["run_id"].is_string());
@@ -452,11 +535,20 @@ async fn pil_execute_guard_b() {
 async fn pil_execute_drift_b() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
-    m.mistral.put_action(&m.a.tenant, &shout_action(""), false).await;
+    m.mistral
+        .put_action(&m.a.tenant, &shout_action(""), false)
+        .await;
     let stale = catalog_version(&c).await;
-    m.mistral.put_action(&m.a.tenant, &shout_action("!"), true).await;
+    m.mistral
+        .put_action(&m.a.tenant, &shout_action("!"), true)
+        .await;
     let before = observable(&m.mistral, &m.a.tenant).await;
-    let r = run(&c, &greet_program(), json!({"input": {"name": "x"}, "expected_catalog_version": stale})).await;
+    let r = run(
+        &c,
+        &greet_program(),
+        json!({"input": {"name": "x"}, "expected_catalog_version": stale}),
+    )
+    .await;
     assert_eq!(status(&r), "catalog_drift", "{}", r.structured);
     assert_eq!(observable(&m.mistral, &m.a.tenant).await, before);
 }
@@ -478,9 +570,13 @@ async fn pil_execute_drift_before_validation_b() {
 async fn pil_execute_promotion_drift_b() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
-    m.mistral.put_action(&m.a.tenant, &shout_action(""), false).await;
+    m.mistral
+        .put_action(&m.a.tenant, &shout_action(""), false)
+        .await;
     let program = "version: '2.0'\nloud:\n  tasks:\n    say:\n      action: shout text='hey'\n";
-    let deployed = c.call(EXECUTE, json!({"workflow": program, "mode": "deploy"})).await;
+    let deployed = c
+        .call(EXECUTE, json!({"workflow": program, "mode": "deploy"}))
+        .await;
     assert_eq!(status(&deployed), "success", "{}", deployed.structured);
     let program_ref = deployed.structured["output"]["program_ref"].clone();
     // The action's parameters change after promotion.
@@ -488,7 +584,10 @@ async fn pil_execute_promotion_drift_b() {
     m.mistral.put_action(&m.a.tenant, changed, true).await;
     let before = observable(&m.mistral, &m.a.tenant).await;
     let r = c
-        .call(EXECUTE, json!({"program_ref": program_ref, "mode": "immediate"}))
+        .call(
+            EXECUTE,
+            json!({"program_ref": program_ref, "mode": "immediate"}),
+        )
         .await;
     assert_eq!(status(&r), "promotion_drift", "{}", r.structured);
     assert_eq!(observable(&m.mistral, &m.a.tenant).await, before);
@@ -522,7 +621,10 @@ async fn pil_execute_input_binding_b() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
     let deployed = c
-        .call(EXECUTE, json!({"workflow": greet_program(), "mode": "deploy"}))
+        .call(
+            EXECUTE,
+            json!({"workflow": greet_program(), "mode": "deploy"}),
+        )
         .await;
     let program_ref = deployed.structured["output"]["program_ref"].clone();
     let before = observable(&m.mistral, &m.a.tenant).await;
@@ -540,7 +642,12 @@ async fn pil_execute_input_binding_b() {
         .find(|d| d["code"] == "input_binding")
         .unwrap_or_else(|| panic!("{}", r.structured))
         .clone();
-    assert!(d["path"].as_str().is_some_and(|p| p.is_empty() || p.starts_with('/')), "{d}");
+    assert!(
+        d["path"]
+            .as_str()
+            .is_some_and(|p| p.is_empty() || p.starts_with('/')),
+        "{d}"
+    );
     // Inline too: the workflow's input list.
     let r = run(&c, &greet_program(), json!({"input": {}})).await;
     assert_eq!(status(&r), "validation_error", "{}", r.structured);
@@ -560,7 +667,12 @@ async fn pil_execute_unknown_trace_level_b() {
 async fn pil_execute_test_run_undeclared_b() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
-    let r = run(&c, &greet_program(), json!({"input": {"name": "x"}, "test_run": true})).await;
+    let r = run(
+        &c,
+        &greet_program(),
+        json!({"input": {"name": "x"}, "test_run": true}),
+    )
+    .await;
     assert_eq!(error_kind(&r), "invalid_request");
     assert!(m.mistral.executions(&m.a.tenant).await.is_empty());
 }
@@ -605,7 +717,12 @@ async fn pil_execute_idempotent_conflict_b() {
 async fn pil_execute_trace_none_g() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
-    let r = run(&c, &greet_program(), json!({"input": {"name": "x"}, "trace_level": "none"})).await;
+    let r = run(
+        &c,
+        &greet_program(),
+        json!({"input": {"name": "x"}, "trace_level": "none"}),
+    )
+    .await;
     assert_eq!(status(&r), "success");
     assert!(r.structured["run_id"].is_string());
     assert!(r.structured.get("trace").is_none());
@@ -621,11 +738,16 @@ async fn pil_execute_engine_error_b() {
     assert_eq!(status(&r), "error", "{}", r.structured);
     assert_eq!(r.structured["outcome"]["ok"], false);
     assert!(
-        r.structured["outcome"]["error"].as_str().is_some_and(|e| !e.is_empty()),
+        r.structured["outcome"]["error"]
+            .as_str()
+            .is_some_and(|e| !e.is_empty()),
         "{}",
         r.structured
     );
-    assert_eq!(r.structured["trace"]["steps"][0]["outcome"]["status"], "error");
+    assert_eq!(
+        r.structured["trace"]["steps"][0]["outcome"]["status"],
+        "error"
+    );
     m.clean().await;
 }
 
@@ -664,7 +786,12 @@ async fn pil_trace_branch_decision_g() {
     assert_ne!(big["label"], small["label"], "{plan:?}");
     let branch = big["branch"].as_str().unwrap().to_string();
     for (amount, taken, absent) in [(250, "big", "small"), (5, "small", "big")] {
-        let r = run(&c, ROUTE, json!({"input": {"amount": amount}, "trace_level": "full"})).await;
+        let r = run(
+            &c,
+            ROUTE,
+            json!({"input": {"amount": amount}, "trace_level": "full"}),
+        )
+        .await;
         assert_eq!(status(&r), "success", "{}", r.structured);
         let steps = r.structured["trace"]["steps"].as_array().unwrap();
         let entry = steps
@@ -676,12 +803,17 @@ async fn pil_trace_branch_decision_g() {
         assert_eq!(decisions[0]["at"], branch.as_str(), "{entry}");
         assert_eq!(decisions[0]["took"], arm(taken)["label"], "{entry}");
         assert!(
-            decisions[0]["because"].as_str().is_some_and(|b| b.contains("$.size")),
+            decisions[0]["because"]
+                .as_str()
+                .is_some_and(|b| b.contains("$.size")),
             "{entry}"
         );
         assert!(entry.get("input").is_none() && entry.get("output").is_none());
         assert!(steps.iter().any(|s| s["id"] == taken));
-        assert!(steps.iter().all(|s| s["id"] != absent), "untaken arm absent");
+        assert!(
+            steps.iter().all(|s| s["id"] != absent),
+            "untaken arm absent"
+        );
     }
     m.clean().await;
 }
@@ -692,8 +824,13 @@ async fn pil_trace_zero_iteration_loop_g() {
     let c = m.session(&m.a).await;
     let v = validate(&c, NO_ITEMS).await;
     let plan = v.structured["plan"]["steps"].as_array().unwrap().clone();
-    let each = plan.iter().find(|s| s["id"] == "each").expect("each in the plan");
-    let loop_id = each["loop"].as_str().unwrap_or_else(|| panic!("each is a loop body: {plan:?}"));
+    let each = plan
+        .iter()
+        .find(|s| s["id"] == "each")
+        .expect("each in the plan");
+    let loop_id = each["loop"]
+        .as_str()
+        .unwrap_or_else(|| panic!("each is a loop body: {plan:?}"));
     let r = run(&c, NO_ITEMS, json!({"trace_level": "full"})).await;
     assert_eq!(status(&r), "success", "{}", r.structured);
     let steps = r.structured["trace"]["steps"].as_array().unwrap();
@@ -703,7 +840,9 @@ async fn pil_trace_zero_iteration_loop_g() {
     assert_eq!(decisions.len(), 1, "{decisions:?}");
     assert_eq!(decisions[0]["took"], "exit");
     assert!(
-        steps.iter().all(|s| !s["id"].as_str().unwrap().starts_with("each#") && s["id"] != "each"),
+        steps
+            .iter()
+            .all(|s| !s["id"].as_str().unwrap().starts_with("each#") && s["id"] != "each"),
         "no body entry: {steps:?}"
     );
     m.clean().await;
@@ -724,7 +863,12 @@ async fn pil_trace_partial_b() {
         .filter(|id| !id.contains('.'))
         .collect();
     assert_eq!(ids, ["write", "boom"], "the executed prefix, in order");
-    assert!(r.structured["outcome"]["error"].as_str().unwrap().contains("card declined"));
+    assert!(
+        r.structured["outcome"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("card declined")
+    );
     m.clean().await;
 }
 
@@ -741,7 +885,9 @@ async fn pil_execute_store_false_g() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
     let r = stored_run(&c, json!({"store": false})).await;
-    let f = c.call(TRACE, json!({"run_id": r.structured["run_id"]})).await;
+    let f = c
+        .call(TRACE, json!({"run_id": r.structured["run_id"]}))
+        .await;
     assert_eq!(error_kind(&f), "not_found");
     m.clean().await;
 }
@@ -752,7 +898,9 @@ async fn pil_execute_store_retain_g() {
     let c = m.session(&m.a).await;
     let r = stored_run(&c, json!({"store": true, "trace_level": "none"})).await;
     assert!(r.structured.get("trace").is_none());
-    let f = c.call(TRACE, json!({"run_id": r.structured["run_id"]})).await;
+    let f = c
+        .call(TRACE, json!({"run_id": r.structured["run_id"]}))
+        .await;
     assert!(!f.is_error, "{}", f.structured);
     assert_eq!(f.structured["trace"]["level"], "full");
     m.clean().await;
@@ -763,7 +911,9 @@ async fn pil_trace_fetch_retained_g() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
     let r = stored_run(&c, json!({"store": true, "trace_level": "full"})).await;
-    let f = c.call(TRACE, json!({"run_id": r.structured["run_id"]})).await;
+    let f = c
+        .call(TRACE, json!({"run_id": r.structured["run_id"]}))
+        .await;
     assert_shape(&f.structured, "TraceFetchResponse");
     assert_eq!(f.structured["trace"], r.structured["trace"]);
     m.clean().await;
@@ -775,9 +925,16 @@ async fn pil_trace_fetch_level_g() {
     let c = m.session(&m.a).await;
     let r = stored_run(&c, json!({"store": true, "trace_level": "full"})).await;
     let f = c
-        .call(TRACE, json!({"run_id": r.structured["run_id"], "trace_level": "summary"}))
+        .call(
+            TRACE,
+            json!({"run_id": r.structured["run_id"], "trace_level": "summary"}),
+        )
         .await;
-    assert_eq!(f.structured["trace"]["level"], "summary", "{}", f.structured);
+    assert_eq!(
+        f.structured["trace"]["level"], "summary",
+        "{}",
+        f.structured
+    );
     assert!(
         f.structured["trace"]["steps"]
             .as_array()
@@ -794,7 +951,10 @@ async fn pil_trace_fetch_level_b() {
     let c = m.session(&m.a).await;
     let r = stored_run(&c, json!({"store": true})).await;
     let f = c
-        .call(TRACE, json!({"run_id": r.structured["run_id"], "trace_level": "none"}))
+        .call(
+            TRACE,
+            json!({"run_id": r.structured["run_id"], "trace_level": "none"}),
+        )
         .await;
     assert_eq!(error_kind(&f), "invalid_request");
     m.clean().await;
@@ -827,9 +987,15 @@ async fn pil_trace_fetch_indistinguishable_b() {
 /// The closed diagnostic-code set, from the closed-sets guide the server serves.
 async fn closed_codes(c: &Mcp) -> Vec<String> {
     let guide = c
-        .call("pilotage_get_guide", json!({"language": MISTRAL, "id": "closed-sets"}))
+        .call(
+            "pilotage_get_guide",
+            json!({"language": MISTRAL, "id": "closed-sets"}),
+        )
         .await;
-    let body = guide.structured["guide"]["body"].as_str().unwrap().to_string();
+    let body = guide.structured["guide"]["body"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let section = body.split("## Diagnostic codes").nth(1).unwrap();
     let section = section.split("\n## ").next().unwrap();
     section

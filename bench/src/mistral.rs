@@ -64,7 +64,14 @@ pub async fn run(a: MistralArgs<'_>) -> Result<Vec<MistralRow>, String> {
     let tag = format!("{}{:x}", std::process::id(), now_nanos() & 0xffff_ffff);
     let project = format!("bench-{tag}");
     let config = write_config(a.logs, &base, &project)?;
-    let gateway = procs::gateway(a.gateway_bin, &config, a.engine, None, a.gateway_env, a.logs)?;
+    let gateway = procs::gateway(
+        a.gateway_bin,
+        &config,
+        a.engine,
+        None,
+        a.gateway_env,
+        a.logs,
+    )?;
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(60))
         // Mistral drops connections idle for 10 s without answering.
@@ -94,7 +101,13 @@ pub async fn run(a: MistralArgs<'_>) -> Result<Vec<MistralRow>, String> {
         mcp.validate(&program(n, &format!("vg{tag}"))).await?;
         g.push(t.elapsed());
     }
-    rows.push(row("validate", "POST /v2/workflows/validate", "validate_mistral_workflow", &d, &g));
+    rows.push(row(
+        "validate",
+        "POST /v2/workflows/validate",
+        "validate_mistral_workflow",
+        &d,
+        &g,
+    ));
     let (mut d, mut g) = (Vec::new(), Vec::new());
     for n in 0..a.requests {
         let t = Instant::now();
@@ -162,7 +175,12 @@ pub fn console_line(r: &MistralRow) -> String {
 }
 
 /// The markdown section of the rows.
-pub fn markdown(machine: &str, commit: Option<&str>, url_note: &str, rows: &[MistralRow]) -> String {
+pub fn markdown(
+    machine: &str,
+    commit: Option<&str>,
+    url_note: &str,
+    rows: &[MistralRow],
+) -> String {
     use std::fmt::Write;
     let mut md = String::new();
     let _ = writeln!(
@@ -203,7 +221,8 @@ fn write_config(logs: &Path, url: &str, project: &str) -> Result<std::path::Path
     let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy");
     let deploy = deploy.canonicalize().unwrap_or(deploy);
     let source = deploy.join("gateway.mistral.toml");
-    let text = std::fs::read_to_string(&source).map_err(|e| format!("{}: {e}", source.display()))?;
+    let text =
+        std::fs::read_to_string(&source).map_err(|e| format!("{}: {e}", source.display()))?;
     let mut in_mistral = false;
     let mut out = String::new();
     for line in text.lines() {
@@ -245,7 +264,9 @@ impl Direct<'_> {
         let status = resp.status().as_u16();
         let body: Value = resp.json().await.unwrap_or(Value::Null);
         if status != want {
-            return Err(format!("Mistral answered HTTP {status} (wanted {want}): {body}"));
+            return Err(format!(
+                "Mistral answered HTTP {status} (wanted {want}): {body}"
+            ));
         }
         Ok(body)
     }
@@ -268,7 +289,10 @@ impl Direct<'_> {
             .header("Content-Type", "text/plain")
             .body(yaml.to_string());
         let created = self.json(r, 201).await?;
-        let name = created["workflows"][0]["name"].as_str().unwrap_or_default().to_string();
+        let name = created["workflows"][0]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         let r = self
             .req(reqwest::Method::POST, "/executions")
             .json(&json!({"workflow_name": name, "input": {}}));
@@ -277,11 +301,18 @@ impl Direct<'_> {
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut wait = Duration::from_millis(10);
         loop {
-            let ex = self.json(self.req(reqwest::Method::GET, &format!("/executions/{id}")), 200).await?;
+            let ex = self
+                .json(
+                    self.req(reqwest::Method::GET, &format!("/executions/{id}")),
+                    200,
+                )
+                .await?;
             match ex["state"].as_str() {
                 Some("SUCCESS") => return Ok(()),
                 Some("ERROR" | "CANCELLED") => return Err(format!("the direct run ended {ex}")),
-                _ if Instant::now() > deadline => return Err("the direct run took over 60 s".into()),
+                _ if Instant::now() > deadline => {
+                    return Err("the direct run took over 60 s".into());
+                }
                 _ => {}
             }
             tokio::time::sleep(wait).await;
@@ -293,12 +324,19 @@ impl Direct<'_> {
 
     /// Deletes the run's executions and workflows (best effort).
     async fn clean(&self) {
-        for (list, key) in [("/executions?limit=1000", "executions"), ("/workflows?limit=1000", "workflows")] {
+        for (list, key) in [
+            ("/executions?limit=1000", "executions"),
+            ("/workflows?limit=1000", "workflows"),
+        ] {
             let Ok(body) = self.json(self.req(reqwest::Method::GET, list), 200).await else {
                 continue;
             };
             for item in body[key].as_array().cloned().unwrap_or_default() {
-                let id = if key == "workflows" { &item["name"] } else { &item["id"] };
+                let id = if key == "workflows" {
+                    &item["name"]
+                } else {
+                    &item["id"]
+                };
                 if let Some(id) = id.as_str() {
                     let _ = self
                         .req(reqwest::Method::DELETE, &format!("/{key}/{id}"))
@@ -364,7 +402,9 @@ impl<'a> Mcp<'a> {
     }
 
     async fn validate(&self, yaml: &str) -> Result<(), String> {
-        let r = self.call("validate_mistral_workflow", json!({"workflow": yaml})).await?;
+        let r = self
+            .call("validate_mistral_workflow", json!({"workflow": yaml}))
+            .await?;
         if r["valid"] != true {
             return Err(format!("validate through the gateway: {r}"));
         }

@@ -484,7 +484,13 @@ impl Report {
                         &self.mistral
                     )
                 );
-                text = splice(&text, MISTRAL_BEGIN, MISTRAL_END, &section, Some(MEMORY_END));
+                text = splice(
+                    &text,
+                    MISTRAL_BEGIN,
+                    MISTRAL_END,
+                    &section,
+                    Some(MEMORY_END),
+                );
             }
             std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             let shown = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());

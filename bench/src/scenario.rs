@@ -112,7 +112,11 @@ const MISTRAL: &str = "mistral";
 
 /// Scenario ids accepted by `--only`.
 pub fn ids() -> Vec<&'static str> {
-    PAIRS.iter().map(|p| p.id).chain([MEMORY, MISTRAL]).collect()
+    PAIRS
+        .iter()
+        .map(|p| p.id)
+        .chain([MEMORY, MISTRAL])
+        .collect()
 }
 
 /// The binaries a run starts.

@@ -188,10 +188,8 @@ impl LocationSyntax {
                 out.push_str(rest);
                 Some(out)
             }
-            LocationSyntax::TextRange => {
-                crate::languages::text_range::TextRange::decode(location)
-                    .map(|_| location.to_string())
-            }
+            LocationSyntax::TextRange => crate::languages::text_range::TextRange::decode(location)
+                .map(|_| location.to_string()),
         }
     }
 }
@@ -303,10 +301,7 @@ mod tests {
     #[test]
     fn text_ranges_pass_through_and_nothing_else_resolves() {
         let text = syntax("\"text-range\"");
-        assert_eq!(
-            text.to_pointer("@4:5-6:12").as_deref(),
-            Some("@4:5-6:12")
-        );
+        assert_eq!(text.to_pointer("@4:5-6:12").as_deref(), Some("@4:5-6:12"));
         for bad in ["", "steps[0]", "/tasks/t1", "@0:1-1:1", "@3:1-2:1", "@1:1"] {
             assert_eq!(text.to_pointer(bad), None, "{bad:?}");
         }

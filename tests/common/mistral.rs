@@ -86,7 +86,12 @@ impl Mistral {
         }
     }
 
-    fn request(&self, method: reqwest::Method, path: &str, project: &str) -> reqwest::RequestBuilder {
+    fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        project: &str,
+    ) -> reqwest::RequestBuilder {
         self.http
             .request(method, format!("{}{path}", self.base))
             .header("X-Project-Id", project)
@@ -135,7 +140,10 @@ impl Mistral {
             .expect("write an ad-hoc action");
         let status = r.status().as_u16();
         let body = r.text().await.unwrap_or_default();
-        assert!(status == 200 || status == 201, "action: HTTP {status}: {body}");
+        assert!(
+            status == 200 || status == 201,
+            "action: HTTP {status}: {body}"
+        );
     }
 
     /// Deletes what a project holds (best effort; the project name is never
@@ -144,7 +152,11 @@ impl Mistral {
         for ex in self.executions(project).await {
             if let Some(id) = ex["id"].as_str() {
                 let _ = self
-                    .request(reqwest::Method::DELETE, &format!("/executions/{id}"), project)
+                    .request(
+                        reqwest::Method::DELETE,
+                        &format!("/executions/{id}"),
+                        project,
+                    )
                     .send()
                     .await;
             }

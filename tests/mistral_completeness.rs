@@ -306,3 +306,74 @@ async fn every_run_status_is_enumerated_and_reached_both_ways() {
     assert_eq!(listed, reached, "the guide's run statuses vs those reached");
     m.clean().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_step_status_is_enumerated_and_reached() {
+    let m = MistralEnv::start_with(|cfg| {
+        cfg.engines
+            .get_mut(common::mistral::ENGINE)
+            .unwrap()
+            .run_deadline_ms = 3000;
+    })
+    .await;
+    let c = m.session(&m.a).await;
+    let guide = closed_sets_body(&c).await;
+    let statuses = |r: &Value| -> Vec<String> {
+        r["trace"]["steps"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|e| e["outcome"]["status"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let items = |action: &str| {
+        doc(&format!(
+            "    each:\n      with-items: n in <% [1, 2] %>\n      action: {action}\n"
+        ))
+    };
+    let mut reached: Vec<String> = Vec::new();
+    for (want, program, corrected) in [
+        ("success", doc(&noop("t1")), None),
+        (
+            "error",
+            items("std.fail error_data='no'"),
+            Some(items("std.echo output=<% $.n %>")),
+        ),
+        (
+            "timeout",
+            doc("    nap:\n      action: std.sleep seconds=30\n"),
+            Some(doc("    nap:\n      action: std.sleep seconds=0\n")),
+        ),
+    ] {
+        let r = run(&c, &program, json!({"trace_level": "full"}))
+            .await
+            .structured;
+        assert!(
+            statuses(&r).contains(&want.to_string()),
+            "{want} not reached: {r}"
+        );
+        if let Some(corrected) = corrected {
+            let r = run(&c, &corrected, json!({"trace_level": "full"}))
+                .await
+                .structured;
+            assert_eq!(r["outcome"]["status"], "success", "{want}: {r}");
+            assert!(
+                !statuses(&r).contains(&want.to_string()),
+                "{want} on the corrected run: {r}"
+            );
+        }
+        reached.push(want.to_string());
+    }
+    // `partial` is the language's status of a with-items loop entry whose
+    // task had not finished when the run failed. Mistral 23.0.0 does not end
+    // a failing run before its running tasks finish (measured: a failing
+    // task beside a loop of 2 s sleeps gives a finished loop, `partial` only
+    // at run level), so no run here reaches it; it stays listed for the
+    // engine state the trace mapping handles.
+    reached.push("partial".into());
+    reached.sort();
+    assert_eq!(listed(&guide, "## Step statuses"), reached);
+    m.clean().await;
+}

@@ -29,7 +29,9 @@
 //!   holds each code in backticks, including the reserved codes of Part II §5.5
 //!   (the classifier takes its allowed codes from it);
 //! - every ```` ```json workflow ```` block (and the ```` ```json input ```` block
-//!   that may follow it) is valid JSON, the workflow an object;
+//!   that may follow it) is valid JSON, the workflow an object; a text
+//!   language's ```` ```yaml workflow ```` block is kept as the program string
+//!   (its syntax is the language's to judge, which the tests run it through);
 //! - every cross reference `{{guide:ID}}` or `{{guide:ID#TOPIC}}` names an
 //!   existing guide (and topic); it is served as the prefixed id of ID.
 //!
@@ -92,8 +94,9 @@ impl Level {
     }
 }
 
-/// One runnable example: a ```` ```json workflow ```` block and the
-/// ```` ```json input ```` block that follows it, if any.
+/// One runnable example: a ```` ```json workflow ```` block (the program as
+/// a JSON object) or a ```` ```yaml workflow ```` block (the program as a JSON
+/// string), and the ```` ```json input ```` block that follows it, if any.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GuideExample {
     /// Served (prefixed) id of the guide holding the example.
@@ -359,8 +362,9 @@ fn topic_sections(
         .collect()
 }
 
-/// Collects `json workflow` blocks, each with a directly following `json input`
-/// block (prose may sit between them, another code block may not).
+/// Collects `json workflow` and `yaml workflow` blocks, each with a directly
+/// following `json input` block (prose may sit between them, another code
+/// block may not).
 fn examples(
     guide_id: &str,
     structure: &parse::Structure,
@@ -376,11 +380,14 @@ fn examples(
     let mut out = Vec::new();
     let fences = &structure.fences;
     for (position, fence) in fences.iter().enumerate() {
-        if !is_tagged(&fence.info, "workflow") {
+        let workflow = if is_tagged(&fence.info, "workflow") {
+            json(fence)?
+        } else if is_tagged_as(&fence.info, "yaml", "workflow") {
+            Value::String(fence.content.clone())
+        } else {
             continue;
-        }
-        let workflow = json(fence)?;
-        if !workflow.is_object() {
+        };
+        if !workflow.is_object() && !workflow.is_string() {
             let kind = ErrorKind::BadExample("the workflow is not a JSON object".into());
             return Err((fence.line, kind));
         }
@@ -400,8 +407,13 @@ fn examples(
 
 /// `json workflow` / `json input` info strings (extra words are tolerated).
 fn is_tagged(info: &str, role: &str) -> bool {
+    is_tagged_as(info, "json", role)
+}
+
+/// An info string whose first word is `syntax` and which names `role`.
+fn is_tagged_as(info: &str, syntax: &str, role: &str) -> bool {
     let mut words = info.split_whitespace();
-    words.next() == Some("json") && words.any(|w| w == role)
+    words.next() == Some(syntax) && words.any(|w| w == role)
 }
 
 fn diagnostic_codes(

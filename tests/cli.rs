@@ -27,11 +27,28 @@ fn classify_check_passes_for_every_shipped_rule_file() {
         "deploy/gateway.local.toml",
         "deploy/gateway.dialect-b.toml",
         "deploy/gateway.dialect-c.toml",
+        "deploy/gateway.mistral.toml",
     ] {
         let (ok, out) = gateway(&["classify", "--check", "--config", config]);
         assert!(ok, "{config}: {out}");
         assert!(out.contains(" 0 failed"), "{out}");
     }
+    // The Mistral configuration checks both of its rule files.
+    let (_, out) = gateway(&[
+        "classify",
+        "--check",
+        "--config",
+        "deploy/gateway.mistral.toml",
+    ]);
+    assert!(out.contains("classifiers/mistral-v2.toml"), "{out}");
+    assert!(out.contains("classifiers/workflow-v1.toml"), "{out}");
+}
+
+#[test]
+fn the_mistral_configuration_passes_check_config() {
+    let (ok, out) = gateway(&["check-config", "--config", "deploy/gateway.mistral.toml"]);
+    assert!(ok, "{out}");
+    assert!(out.contains("ok (2 language(s))"), "{out}");
 }
 
 #[test]

@@ -8,7 +8,9 @@
 //! - engine `POST /api/v1/workflows/check` vs the validate tool;
 //! - engine `POST /api/v1/workflows/run` vs the execute tool (full trace,
 //!   stored), with the memory store and with Redis;
-//! - the floor vs `pilotage_manifest` and `pilotage_catalog list`.
+//! - the floor vs `pilotage_manifest` and `pilotage_catalog list`;
+//! - with a Mistral (`--mistral-url` or `PILOTAGE_MISTRAL_URL`): `mistral/v2`
+//!   validate and execute through the gateway vs Mistral's REST API directly.
 //!
 //! It prints requests/s, p50/p99 latency and the gateway/baseline ratio per
 //! row, reads the gateway's resident memory from `/proc`, and rewrites the
@@ -22,6 +24,7 @@ mod amplification;
 mod capacity;
 mod floor;
 mod load;
+mod mistral;
 mod procs;
 mod report;
 mod scenario;
@@ -71,12 +74,20 @@ pub struct RunArgs {
     pub connections: Vec<usize>,
     /// Scenarios to run, comma separated (default: all). One of: validate,
     /// validate-uncached, manifest, catalog, execute-memory, execute-redis,
-    /// memory, capacity.
+    /// memory, capacity, mistral.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Distinct programs per shape in the memory row (`memory`).
     #[arg(long, default_value_t = 1000)]
     pub amplification_requests: u64,
+    /// OpenStack Mistral's API base URL (`http://HOST:PORT/v2`) for the
+    /// `mistral` row (default: `PILOTAGE_MISTRAL_URL`); without either the
+    /// row is skipped, unless asked for with `--only`.
+    #[arg(long)]
+    pub mistral_url: Option<String>,
+    /// Requests per side and operation in the `mistral` row.
+    #[arg(long, default_value_t = 30)]
+    pub mistral_requests: u64,
     /// Skip the Redis rows (no redis-server needed).
     #[arg(long)]
     pub no_redis: bool,
@@ -121,6 +132,14 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The Mistral of the `mistral` row, if any.
+    pub fn mistral_url(&self) -> Option<String> {
+        self.mistral_url
+            .clone()
+            .or_else(|| std::env::var("PILOTAGE_MISTRAL_URL").ok())
+            .filter(|u| !u.trim().is_empty())
+    }
+
     pub fn warmup(&self) -> Duration {
         Duration::from_secs_f64(self.warmup.max(0.0))
     }

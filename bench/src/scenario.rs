@@ -109,13 +109,15 @@ const PAIRS: &[Pair] = &[
 const MEMORY: &str = "memory";
 /// The capacity row's id in `--only` (needs Redis).
 const CAPACITY: &str = "capacity";
+/// The Mistral row's id in `--only`.
+const MISTRAL: &str = "mistral";
 
 /// Scenario ids accepted by `--only`.
 pub fn ids() -> Vec<&'static str> {
     PAIRS
         .iter()
         .map(|p| p.id)
-        .chain([MEMORY, CAPACITY])
+        .chain([MEMORY, CAPACITY, MISTRAL])
         .collect()
 }
 
@@ -207,7 +209,11 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         .collect();
     let memory_row = wanted(&args, MEMORY);
     let capacity_row = wanted(&args, CAPACITY) && !args.no_redis;
-    if selected.is_empty() && !memory_row && !capacity_row {
+    let mistral_asked = args.only.iter().any(|o| o == MISTRAL);
+    if mistral_asked && args.mistral_url().is_none() {
+        return Err("the mistral row needs --mistral-url (or PILOTAGE_MISTRAL_URL); scripts/mistral start prints it".into());
+    }
+    if selected.is_empty() && !memory_row && !capacity_row && !mistral_asked {
         return Err("no scenario selected".into());
     }
     let bins = binaries(&args)?;
@@ -359,6 +365,31 @@ async fn run_in(
             )
         })
         .await?;
+    }
+    let mistral_row = wanted(args, MISTRAL);
+    match (args.mistral_url(), mistral_row) {
+        (Some(url), true) => {
+            println!(
+                "\nmistral [{MISTRAL}] · mistral/v2 through the gateway vs Mistral at {url} directly, {} requests per side, one at a time",
+                args.mistral_requests
+            );
+            report.mistral = crate::mistral::run(crate::mistral::MistralArgs {
+                url: &url,
+                requests: args.mistral_requests,
+                gateway_bin: &bins.gateway,
+                engine: &engine,
+                gateway_env: &args.gateway_env,
+                logs,
+            })
+            .await?;
+            for row in &report.mistral {
+                println!("{}", crate::mistral::console_line(row));
+            }
+        }
+        (None, true) => println!(
+            "\nmistral [{MISTRAL}] skipped: no Mistral (pass --mistral-url or set PILOTAGE_MISTRAL_URL)"
+        ),
+        _ => {}
     }
     report.evaluate();
     Ok(report)

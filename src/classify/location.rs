@@ -11,6 +11,8 @@
 //! location_syntax = { root = "flow", separator = ".", index = "segment", index_base = 0 }
 //! # or a pattern whose named captures fill a pointer template
 //! location_syntax = { pattern = '^node (?P<i>\d+) arg (?P<arg>\w+)$', pointer = "/steps/{i}/with/{arg}" }
+//! # a text language, whose adapter already hands over `@LINE:COL-LINE:COL`
+//! location_syntax = "text-range"
 //! ```
 
 use regex::Regex;
@@ -64,6 +66,11 @@ pub enum LocationSyntax {
         regex: Regex,
         pointer: String,
     },
+    /// A text language's locators (`crate::languages::text_range`): the
+    /// adapter has already located the problem in the program's text, so a
+    /// well-formed range passes through unchanged and anything else does
+    /// not resolve.
+    TextRange,
 }
 
 impl Default for LocationSyntax {
@@ -96,8 +103,9 @@ impl TryFrom<RawSyntax> for LocationSyntax {
                     root: "$".into(),
                     ..parts_of(LocationSyntax::default())
                 })),
+                "text-range" => Ok(LocationSyntax::TextRange),
                 other => Err(format!(
-                    "unknown location_syntax '{other}': use \"legacy\", \"jsonpath\", a table of parts \
+                    "unknown location_syntax '{other}': use \"legacy\", \"jsonpath\", \"text-range\", a table of parts \
                      {{ root, separator, index, index_base }} or {{ pattern, pointer }}"
                 )),
             },
@@ -140,7 +148,9 @@ impl TryFrom<RawSyntax> for LocationSyntax {
 fn parts_of(syntax: LocationSyntax) -> LocationParts {
     match syntax {
         LocationSyntax::Parts(p) => p,
-        LocationSyntax::Pattern { .. } => unreachable!("the default syntax is described by parts"),
+        LocationSyntax::Pattern { .. } | LocationSyntax::TextRange => {
+            unreachable!("the default syntax is described by parts")
+        }
     }
 }
 
@@ -178,6 +188,8 @@ impl LocationSyntax {
                 out.push_str(rest);
                 Some(out)
             }
+            LocationSyntax::TextRange => crate::languages::text_range::TextRange::decode(location)
+                .map(|_| location.to_string()),
         }
     }
 }
@@ -284,6 +296,15 @@ mod tests {
         toml::from_str::<File>(&format!("location_syntax = {toml_value}"))
             .unwrap()
             .location_syntax
+    }
+
+    #[test]
+    fn text_ranges_pass_through_and_nothing_else_resolves() {
+        let text = syntax("\"text-range\"");
+        assert_eq!(text.to_pointer("@4:5-6:12").as_deref(), Some("@4:5-6:12"));
+        for bad in ["", "steps[0]", "/tasks/t1", "@0:1-1:1", "@3:1-2:1", "@1:1"] {
+            assert_eq!(text.to_pointer(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -641,3 +641,39 @@ fn version_follows_content_and_ignores_line_endings() {
     );
     assert_eq!(original, version(&CORE.replace('\n', "\r\n")));
 }
+
+#[test]
+fn a_yaml_workflow_block_is_the_program_string_with_its_input() {
+    let body = format!(
+        "{CORE}\n```yaml workflow\nversion: '2.0'\nwf:\n  tasks: {{}}\n```\n\n```json input\n{{\"a\": 1}}\n```\n\n```yaml\nnot: collected\n```\n"
+    );
+    let set = load(&[("core.md", &body), ("sets.md", SETS)]).unwrap();
+    let examples = set.examples();
+    assert_eq!(examples.len(), 1);
+    assert_eq!(
+        examples[0].workflow,
+        serde_json::json!("version: '2.0'\nwf:\n  tasks: {}\n")
+    );
+    assert_eq!(examples[0].input, Some(serde_json::json!({"a": 1})));
+}
+
+#[test]
+fn the_mistral_v2_guides_load_with_their_yaml_examples() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("guides/mistral-v2");
+    let set = GuideSet::load(&dir, "mistral/v2", "").unwrap_or_else(|e| panic!("{e}"));
+    let core = set.fetch("core").expect("a core guide");
+    assert!(core["size_bytes"].as_u64().unwrap() < CORE_SIZE_LIMIT as u64);
+    let examples = set.examples();
+    assert!(examples.iter().any(|e| e.guide_id == "core"));
+    for e in &examples {
+        let text = e.workflow.as_str().expect("a YAML program is a string");
+        assert!(
+            text.starts_with("version: '2.0'\n"),
+            "{}: {text}",
+            e.guide_id
+        );
+    }
+    for code in RESERVED_CODES {
+        assert!(set.diagnostic_codes().contains(code), "{code}");
+    }
+}

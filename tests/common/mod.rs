@@ -12,6 +12,7 @@
 
 #![allow(dead_code)]
 
+pub mod mistral;
 pub mod ports;
 pub mod redis_cluster;
 pub mod redis_sentinel;

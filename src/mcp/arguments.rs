@@ -138,7 +138,10 @@ mod tests {
         ))
         .unwrap();
         let shared = l.arguments.clone();
-        assert_eq!(shared.take(), Some(json!({"x": 1}).as_object().unwrap().clone()));
+        assert_eq!(
+            shared.take(),
+            Some(json!({"x": 1}).as_object().unwrap().clone())
+        );
         assert_eq!(l.arguments.take(), None);
     }
 

@@ -351,7 +351,9 @@ impl ServerHandler for PilotageServer {
 }
 
 /// The arguments the front lifted out of this call's message.
-fn lifted_arguments(context: &RequestContext<RoleServer>) -> Option<serde_json::Map<String, Value>> {
+fn lifted_arguments(
+    context: &RequestContext<RoleServer>,
+) -> Option<serde_json::Map<String, Value>> {
     context
         .extensions
         .get::<axum::http::request::Parts>()

@@ -25,7 +25,7 @@ pub(super) struct Call<'a> {
     pub(super) operation: &'static str,
     pub(super) method: Method,
     pub(super) path: &'a str,
-    pub(super) body: Option<&'a Value>,
+    pub(super) body: Option<&'a super::body::Rendered<'a>>,
     pub(super) headers: &'a [(reqwest::header::HeaderName, &'a str)],
     pub(super) timeout: Duration,
     /// Safe to repeat (a read, or a check).

@@ -54,6 +54,28 @@ impl Serialize for Rendered<'_> {
     }
 }
 
+/// The body's JSON text in a buffer of exactly its size: a large program's
+/// text would otherwise pass through a buffer doubling towards it.
+pub fn to_json(body: &Rendered<'_>) -> Vec<u8> {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // JSON values (string keys only) always serialise, and writing into
+    // memory cannot fail.
+    let _ = serde_json::to_writer(&mut count, body);
+    let mut out = Vec::with_capacity(count.0);
+    let _ = serde_json::to_writer(&mut out, body);
+    out
+}
+
 /// Renders `template` with `fill`.
 pub fn render<'a>(template: &toml::Value, encodings: &Encodings, fill: &Fill<'a>) -> Rendered<'a> {
     render_value(template, encodings, fill).unwrap_or(Rendered::Owned(Value::Null))

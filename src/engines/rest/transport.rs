@@ -95,7 +95,9 @@ impl EngineClient {
             req = req.header(name, *value);
         }
         if let Some(b) = c.body {
-            req = req.json(b);
+            req = req
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(super::body::to_json(b));
         }
         let resp = self.send(c.operation, req).await?;
         let status = resp.status();

@@ -68,6 +68,10 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
             bytes = lifted.body;
             parts.extensions.insert(lifted.arguments);
         }
+        if bytes.len() > carrier::MAX_MESSAGE_BYTES {
+            fields.set_reject("message_too_large");
+            return carrier::message_too_large(carrier::readable_id(&bytes), bytes.len());
+        }
     }
     let id = || carrier::readable_id(&bytes);
     if parts.method == Method::POST {

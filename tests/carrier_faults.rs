@@ -362,4 +362,8 @@ async fn only_a_calls_arguments_may_be_large() {
         "params": {"name": "validate_workflow", "arguments": [pad]}});
     let reply = send(&env.url, "POST", &[JSON, REVISION], &list.to_string()).await;
     assert_fault(&reply, 413, -32600, json!(23), "large arguments list");
+    // A large body that is not JSON at all is still a parse error.
+    let cut = &call.to_string()[..call.to_string().len() - 1];
+    let reply = send(&env.url, "POST", &[JSON, REVISION], cut).await;
+    assert_fault(&reply, 400, -32700, Value::Null, "large truncated body");
 }

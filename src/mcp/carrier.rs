@@ -165,12 +165,7 @@ pub fn read_message(body: &[u8]) -> Message {
         },
         Ok(_) => Message::Valid { initialize: false },
         Err(typed) => Message::Fault(match serde_json::from_slice::<Value>(body) {
-            Err(e) => rpc_error(
-                StatusCode::BAD_REQUEST,
-                Value::Null,
-                PARSE_ERROR,
-                &format!("Parse error: {e}"),
-            ),
+            Err(e) => parse_error(&e),
             Ok(_) => rpc_error(
                 StatusCode::BAD_REQUEST,
                 readable_id(body),
@@ -180,6 +175,29 @@ pub fn read_message(body: &[u8]) -> Message {
                 ),
             ),
         }),
+    }
+}
+
+/// 400 `-32700` for a body that is not JSON.
+pub fn parse_error(e: &serde_json::Error) -> Response<Body> {
+    rpc_error(
+        StatusCode::BAD_REQUEST,
+        Value::Null,
+        PARSE_ERROR,
+        &format!("Parse error: {e}"),
+    )
+}
+
+/// The fault of a message over [`MAX_MESSAGE_BYTES`], with its request-log
+/// `reject`: a parse error when it is not JSON at all (checked without
+/// building anything, as any other body that is not JSON), else 413.
+pub fn oversized_message(body: &[u8]) -> (&'static str, Response<Body>) {
+    match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        Err(e) => ("invalid_message", parse_error(&e)),
+        Ok(_) => (
+            "message_too_large",
+            message_too_large(readable_id(body), body.len()),
+        ),
     }
 }
 

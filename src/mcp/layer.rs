@@ -69,8 +69,9 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
             parts.extensions.insert(lifted.arguments);
         }
         if bytes.len() > carrier::MAX_MESSAGE_BYTES {
-            fields.set_reject("message_too_large");
-            return carrier::message_too_large(carrier::readable_id(&bytes), bytes.len());
+            let (reject, response) = carrier::oversized_message(&bytes);
+            fields.set_reject(reject);
+            return response;
         }
     }
     let id = || carrier::readable_id(&bytes);

@@ -297,7 +297,18 @@ pub fn classify_problems(
     steps: &[StepInfo],
     problems: Vec<RawProblem>,
 ) -> Vec<Diagnostic> {
-    let pointers = lang.language.step_locators(steps);
+    // A rule's step id is captured from a problem's text, so only the steps
+    // some text names need a locator: a map of every step would cost memory
+    // in proportion to the program for the one or two a message names.
+    let named: Vec<StepInfo> = steps
+        .iter()
+        .filter(|s| {
+            s.id.as_deref()
+                .is_some_and(|id| problems.iter().any(|p| p.text.contains(id)))
+        })
+        .cloned()
+        .collect();
+    let pointers = lang.language.step_locators(&named);
     let visible = view.callable_names();
     let ctx = ClassifyContext {
         step_pointers: &pointers,

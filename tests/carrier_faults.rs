@@ -332,3 +332,38 @@ async fn unknown_sessions_keys_and_oversized_bodies_are_json_rpc_errors() {
     let delete = send(&env.url, "DELETE", &[], "").await;
     assert_fault(&delete, 400, -32600, Value::Null, "DELETE without session");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_a_calls_arguments_may_be_large() {
+    let env = TestEnv::start().await;
+    let pad = "x".repeat(100 * 1024);
+    // A large program as a call's arguments is read and validated.
+    let program = json!({"steps": [{"id": "a", "kind": "set", "value": pad}]});
+    let call = json!({"jsonrpc": "2.0", "id": 21, "method": "tools/call",
+        "params": {"name": "validate_workflow", "arguments": {"workflow": program}}});
+    let served = send(&env.url, "POST", &[JSON, REVISION], &call.to_string()).await;
+    assert_eq!(served.status, 200, "{served:?}");
+    assert_eq!(served.json["id"], 21, "{served:?}");
+    assert_eq!(
+        served.json["result"]["structuredContent"]["valid"], true,
+        "{served:?}"
+    );
+    // The same bytes anywhere else in a message are refused before rmcp reads it.
+    let ping = json!({"jsonrpc": "2.0", "id": 22, "method": "ping", "params": {"pad": pad}});
+    let reply = send(&env.url, "POST", &[JSON, REVISION], &ping.to_string()).await;
+    assert_fault(&reply, 413, -32600, json!(22), "large ping");
+    let meta = json!({"jsonrpc": "2.0", "id": "m", "method": "tools/call",
+        "params": {"name": "validate_workflow", "_meta": {"pad": pad},
+            "arguments": {"workflow": {"steps": []}}}});
+    let reply = send(&env.url, "POST", &[JSON, REVISION], &meta.to_string()).await;
+    assert_fault(&reply, 413, -32600, json!("m"), "large _meta");
+    // Arguments that are not an object are no call's arguments object.
+    let list = json!({"jsonrpc": "2.0", "id": 23, "method": "tools/call",
+        "params": {"name": "validate_workflow", "arguments": [pad]}});
+    let reply = send(&env.url, "POST", &[JSON, REVISION], &list.to_string()).await;
+    assert_fault(&reply, 413, -32600, json!(23), "large arguments list");
+    // A large body that is not JSON at all is still a parse error.
+    let cut = &call.to_string()[..call.to_string().len() - 1];
+    let reply = send(&env.url, "POST", &[JSON, REVISION], cut).await;
+    assert_fault(&reply, 400, -32700, Value::Null, "large truncated body");
+}

@@ -11,6 +11,7 @@
 //! | 405  | an HTTP method other than POST and DELETE         | `-32600` |
 //! | 406  | an `Accept` that excludes every JSON type         | `-32600` |
 //! | 413  | a body over `server.max_body_bytes`               | `-32600` |
+//! | 413  | a message over 64 KiB without a call's arguments  | `-32600` |
 //! | 415  | a `Content-Type` other than `application/json`    | `-32600` |
 //!
 //! Accept negotiation follows RFC 9110 §12.5.1: no `Accept`, `*/*`,
@@ -53,16 +54,45 @@ pub fn rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Res
 
 /// The request id of `body` when it is JSON with a valid JSON-RPC id (a
 /// string or an integer that fits an `i64`, as MCP's ids are); `null` when
-/// none can be read.
+/// none can be read. Only the `id` member is built: the rest of the body is
+/// skipped, so answering a fault costs no copy of a large message.
 pub fn readable_id(body: &[u8]) -> Value {
-    let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(body) else {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let Ok(head) = serde_json::from_slice::<Head>(body) else {
         return Value::Null;
     };
-    match message.get("id") {
-        Some(id @ Value::String(_)) => id.clone(),
-        Some(Value::Number(n)) if n.is_i64() => Value::Number(n.clone()),
+    // A message is an object: a list's first element is no id.
+    if !body.trim_ascii_start().starts_with(b"{") {
+        return Value::Null;
+    }
+    match head.id.map(|raw| serde_json::from_str::<Value>(raw.get())) {
+        Some(Ok(id @ Value::String(_))) => id,
+        Some(Ok(Value::Number(n))) if n.is_i64() => Value::Number(n),
         _ => Value::Null,
     }
+}
+
+/// The largest message rmcp is handed to read, a `tools/call`'s arguments
+/// object not counted (the front reads that itself, [`super::arguments`]).
+/// rmcp's reading of a message costs over ten times its text, and no MCP
+/// message but a call's arguments has a reason to be large.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+
+/// 413 for a message over [`MAX_MESSAGE_BYTES`] once a call's arguments
+/// are set aside.
+pub fn message_too_large(id: Value, bytes: usize) -> Response<Body> {
+    rpc_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        id,
+        INVALID_REQUEST,
+        &format!(
+            "message too large: {bytes} bytes besides a tools/call's arguments; only the arguments object of a tools/call may be larger than {MAX_MESSAGE_BYTES} bytes"
+        ),
+    )
 }
 
 /// Whether the `Accept` header admits an `application/json` answer. A range
@@ -135,12 +165,7 @@ pub fn read_message(body: &[u8]) -> Message {
         },
         Ok(_) => Message::Valid { initialize: false },
         Err(typed) => Message::Fault(match serde_json::from_slice::<Value>(body) {
-            Err(e) => rpc_error(
-                StatusCode::BAD_REQUEST,
-                Value::Null,
-                PARSE_ERROR,
-                &format!("Parse error: {e}"),
-            ),
+            Err(e) => parse_error(&e),
             Ok(_) => rpc_error(
                 StatusCode::BAD_REQUEST,
                 readable_id(body),
@@ -150,6 +175,29 @@ pub fn read_message(body: &[u8]) -> Message {
                 ),
             ),
         }),
+    }
+}
+
+/// 400 `-32700` for a body that is not JSON.
+pub fn parse_error(e: &serde_json::Error) -> Response<Body> {
+    rpc_error(
+        StatusCode::BAD_REQUEST,
+        Value::Null,
+        PARSE_ERROR,
+        &format!("Parse error: {e}"),
+    )
+}
+
+/// The fault of a message over [`MAX_MESSAGE_BYTES`], with its request-log
+/// `reject`: a parse error when it is not JSON at all (checked without
+/// building anything, as any other body that is not JSON), else 413.
+pub fn oversized_message(body: &[u8]) -> (&'static str, Response<Body>) {
+    match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        Err(e) => ("invalid_message", parse_error(&e)),
+        Ok(_) => (
+            "message_too_large",
+            message_too_large(readable_id(body), body.len()),
+        ),
     }
 }
 
@@ -277,6 +325,10 @@ mod tests {
     fn ids_are_read_only_when_valid() {
         assert_eq!(readable_id(br#"{"id": 7}"#), json!(7));
         assert_eq!(readable_id(br#"{"id": "a"}"#), json!("a"));
+        assert_eq!(
+            readable_id(br#" {"params": {"big": [1, 2, {"x": "y"}]}, "id": -3}"#),
+            json!(-3)
+        );
         for no in [
             &br#"{"id": 1.5}"#[..],
             br#"{"id": 18446744073709551616}"#,
@@ -284,6 +336,7 @@ mod tests {
             br#"{"id": {}}"#,
             b"not json",
             br#"[{"id": 1}]"#,
+            br#"{"id": "a""#,
         ] {
             assert_eq!(
                 readable_id(no),

@@ -9,6 +9,7 @@
 //! - `initialize` answers carry a signed `Mcp-Session-Id`; later requests with
 //!   an unknown, forged, expired or revoked id get HTTP 404; DELETE revokes.
 
+use super::arguments;
 use super::carrier::{self, INTERNAL_ERROR, INVALID_REQUEST, Message, SESSION_ERROR, rpc_error};
 use super::session::{Session, SessionSigner};
 use crate::auth::{AuthError, Principal, bearer};
@@ -47,21 +48,34 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
         return carrier::method_not_allowed();
     }
     let limit = front.gw.config.server.max_body_bytes;
-    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+    let Ok(mut bytes) = axum::body::to_bytes(body, limit).await else {
         fields.set_reject("too_large");
         return carrier::too_large(limit);
     };
-    let id = || carrier::readable_id(&bytes);
     let mut is_initialize = false;
     if parts.method == Method::POST {
         if !carrier::accepts_json(&parts.headers) {
             fields.set_reject("not_acceptable");
-            return carrier::not_acceptable(id());
+            return carrier::not_acceptable(carrier::readable_id(&bytes));
         }
         if !carrier::is_json_content(&parts.headers) {
             fields.set_reject("unsupported_media_type");
-            return carrier::unsupported_media_type(id());
+            return carrier::unsupported_media_type(carrier::readable_id(&bytes));
         }
+        // A call's arguments are parsed once, here, into the tree the tool
+        // uses; rmcp and the checks below read the rest of the message.
+        if let Some(lifted) = arguments::lift(&bytes) {
+            bytes = lifted.body;
+            parts.extensions.insert(lifted.arguments);
+        }
+        if bytes.len() > carrier::MAX_MESSAGE_BYTES {
+            let (reject, response) = carrier::oversized_message(&bytes);
+            fields.set_reject(reject);
+            return response;
+        }
+    }
+    let id = || carrier::readable_id(&bytes);
+    if parts.method == Method::POST {
         if let Some(method) = carrier::rpc_method(&bytes) {
             fields.set_rpc_method(&method);
         }

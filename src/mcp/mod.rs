@@ -2,6 +2,7 @@
 //! mode with JSON responses, our front for parse errors and signed sessions,
 //! and the Pilotage tools.
 
+pub mod arguments;
 pub mod carrier;
 pub mod layer;
 pub mod protected_resource;

@@ -6,6 +6,7 @@
 //! served the surface of its permissions: its own tools, manifest and
 //! initialize/discover result, a tool outside them being unknown (`-32602`).
 
+use super::arguments::LiftedArguments;
 use super::tool_list::{self, ToolRole, ToolSpec};
 use super::tools::{self, Args, Reply, manifest};
 use crate::auth::Principal;
@@ -274,7 +275,11 @@ impl ServerHandler for PilotageServer {
             .cloned()
             .ok_or_else(|| McpError::internal_error("no principal on the request", None))?;
         let name = request.name.to_string();
-        let arguments = request.arguments.unwrap_or_default();
+        // The front lifted a call's arguments out of the message (rmcp saw
+        // `{}` in their place).
+        let arguments = lifted_arguments(&context)
+            .or(request.arguments)
+            .unwrap_or_default();
         let (language, execute) = self.tool_language(&name, &arguments);
         // One span per tools/call: tool, language, tenant, outcome, run_id, duration.
         let span = tracing::info_span!(
@@ -343,6 +348,17 @@ impl ServerHandler for PilotageServer {
         }
         result.map(CallToolResponse::from)
     }
+}
+
+/// The arguments the front lifted out of this call's message.
+fn lifted_arguments(
+    context: &RequestContext<RoleServer>,
+) -> Option<serde_json::Map<String, Value>> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<LiftedArguments>())
+        .and_then(LiftedArguments::take)
 }
 
 /// The principal the front attached to the HTTP request.

@@ -6,7 +6,8 @@
 //! is sent as written, so nested objects and constant fields are plain TOML.
 
 use crate::config::{Encoding, Encodings, PLACEHOLDERS};
-use serde_json::{Map, Value};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
 use std::time::Duration;
 
 /// The values a request can fill in.
@@ -25,52 +26,109 @@ pub fn placeholder(text: &str) -> Option<&str> {
     text.strip_prefix("{{")?.strip_suffix("}}").map(str::trim)
 }
 
-/// Renders `template` with `fill`.
-pub fn render(template: &toml::Value, encodings: &Encodings, fill: &Fill<'_>) -> Value {
-    render_value(template, encodings, fill).unwrap_or(Value::Null)
+/// A rendered request body. The program, input and context are borrowed,
+/// not copied: the body is only ever written out, and a copy of a large
+/// program's tree is several times its text.
+#[derive(Debug)]
+pub enum Rendered<'a> {
+    Owned(Value),
+    Borrowed(&'a Value),
+    Object(Vec<(String, Rendered<'a>)>),
+    Array(Vec<Rendered<'a>>),
 }
 
-fn render_value(template: &toml::Value, encodings: &Encodings, fill: &Fill<'_>) -> Option<Value> {
-    match template {
-        toml::Value::String(s) => match placeholder(s) {
-            Some(name) => encode(name, encodings, fill),
-            None => Some(Value::String(s.clone())),
-        },
-        toml::Value::Table(table) => {
-            let mut out = Map::new();
-            for (key, value) in table {
-                if let Some(v) = render_value(value, encodings, fill) {
-                    out.insert(key.clone(), v);
+impl Serialize for Rendered<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Rendered::Owned(v) => v.serialize(s),
+            Rendered::Borrowed(v) => v.serialize(s),
+            Rendered::Object(members) => {
+                let mut map = s.serialize_map(Some(members.len()))?;
+                for (k, v) in members {
+                    map.serialize_entry(k, v)?;
                 }
+                map.end()
             }
-            Some(Value::Object(out))
+            Rendered::Array(items) => s.collect_seq(items),
         }
-        toml::Value::Array(items) => Some(Value::Array(
-            items
-                .iter()
-                .map(|i| render_value(i, encodings, fill).unwrap_or(Value::Null))
-                .collect(),
-        )),
-        other => serde_json::to_value(other).ok(),
     }
 }
 
-fn encode(name: &str, encodings: &Encodings, fill: &Fill<'_>) -> Option<Value> {
+/// The body's JSON text in a buffer of exactly its size: a large program's
+/// text would otherwise pass through a buffer doubling towards it.
+pub fn to_json(body: &Rendered<'_>) -> Vec<u8> {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // JSON values (string keys only) always serialise, and writing into
+    // memory cannot fail.
+    let _ = serde_json::to_writer(&mut count, body);
+    let mut out = Vec::with_capacity(count.0);
+    let _ = serde_json::to_writer(&mut out, body);
+    out
+}
+
+/// Renders `template` with `fill`.
+pub fn render<'a>(template: &toml::Value, encodings: &Encodings, fill: &Fill<'a>) -> Rendered<'a> {
+    render_value(template, encodings, fill).unwrap_or(Rendered::Owned(Value::Null))
+}
+
+fn render_value<'a>(
+    template: &toml::Value,
+    encodings: &Encodings,
+    fill: &Fill<'a>,
+) -> Option<Rendered<'a>> {
+    match template {
+        toml::Value::String(s) => match placeholder(s) {
+            Some(name) => encode(name, encodings, fill),
+            None => Some(Rendered::Owned(Value::String(s.clone()))),
+        },
+        toml::Value::Table(table) => {
+            let mut out: Vec<(String, Rendered<'a>)> = Vec::with_capacity(table.len());
+            for (key, value) in table {
+                if let Some(v) = render_value(value, encodings, fill) {
+                    out.push((key.clone(), v));
+                }
+            }
+            Some(Rendered::Object(out))
+        }
+        toml::Value::Array(items) => Some(Rendered::Array(
+            items
+                .iter()
+                .map(|i| render_value(i, encodings, fill).unwrap_or(Rendered::Owned(Value::Null)))
+                .collect(),
+        )),
+        other => serde_json::to_value(other).ok().map(Rendered::Owned),
+    }
+}
+
+fn encode<'a>(name: &str, encodings: &Encodings, fill: &Fill<'a>) -> Option<Rendered<'a>> {
+    let owned = |v: Option<Value>| v.map(Rendered::Owned);
     match name {
         "program" => json_value(fill.program?, &encodings.program),
         "input" => json_value(fill.input?, &encodings.input),
         "context" => json_value(fill.context?, &encodings.context),
-        "trace" => switch(fill.trace?, &encodings.trace),
-        "dry_run" => switch(fill.dry_run?, &encodings.dry_run),
-        "deadline" => duration(fill.deadline?, &encodings.deadline),
+        "trace" => owned(switch(fill.trace?, &encodings.trace)),
+        "dry_run" => owned(switch(fill.dry_run?, &encodings.dry_run)),
+        "deadline" => owned(duration(fill.deadline?, &encodings.deadline)),
         _ => None,
     }
 }
 
-fn json_value(value: &Value, encoding: &Encoding) -> Option<Value> {
+fn json_value<'a>(value: &'a Value, encoding: &Encoding) -> Option<Rendered<'a>> {
     match encoding {
-        Encoding::Named(n) if n == "json_string" => Some(Value::String(value.to_string())),
-        _ => Some(value.clone()),
+        Encoding::Named(n) if n == "json_string" => {
+            Some(Rendered::Owned(Value::String(value.to_string())))
+        }
+        _ => Some(Rendered::Borrowed(value)),
     }
 }
 
@@ -188,7 +246,7 @@ mod tests {
             },
         );
         assert_eq!(
-            body,
+            serde_json::to_value(&body).unwrap(),
             json!({"spec": {"document": "{\"steps\":[]}"},
                 "options": {"mode": "SIMULATE", "record": true, "timeoutSeconds": 2.5, "tag": "gateway"}})
         );
@@ -201,9 +259,10 @@ mod tests {
             ..Fill::default()
         };
         let flat: toml::Value = toml::from_str(r#"t = "{{deadline}}""#).unwrap();
-        assert_eq!(render(&flat, &whole, &fill), json!({"t": 2}));
+        let text = |r: Rendered<'_>| serde_json::to_value(&r).unwrap();
+        assert_eq!(text(render(&flat, &whole, &fill)), json!({"t": 2}));
         assert_eq!(
-            render(&flat, &Encodings::default(), &fill),
+            text(render(&flat, &Encodings::default(), &fill)),
             json!({"t": 1500})
         );
     }

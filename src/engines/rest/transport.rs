@@ -25,7 +25,7 @@ pub(super) struct Call<'a> {
     pub(super) operation: &'static str,
     pub(super) method: Method,
     pub(super) path: &'a str,
-    pub(super) body: Option<&'a Value>,
+    pub(super) body: Option<&'a super::body::Rendered<'a>>,
     pub(super) headers: &'a [(reqwest::header::HeaderName, &'a str)],
     pub(super) timeout: Duration,
     /// Safe to repeat (a read, or a check).
@@ -95,7 +95,9 @@ impl EngineClient {
             req = req.header(name, *value);
         }
         if let Some(b) = c.body {
-            req = req.json(b);
+            req = req
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(super::body::to_json(b));
         }
         let resp = self.send(c.operation, req).await?;
         let status = resp.status();

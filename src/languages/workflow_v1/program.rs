@@ -102,7 +102,8 @@ fn nested_lists(step: &Value) -> impl Iterator<Item = (&'static str, &[Value])> 
 
 /// All steps in document order (the expected execution order).
 pub fn steps(program: &Value) -> Vec<StepInfo> {
-    let mut out = Vec::new();
+    // Counted first (nothing allocated) so the list is built at its size.
+    let mut out = Vec::with_capacity(shape(program).steps);
     if let Some(list) = program.get("steps").and_then(Value::as_array) {
         let top = Scope {
             arm: None,

@@ -1,0 +1,166 @@
+//! A `tools/call`'s arguments, read once. The front parses a call's
+//! `params.arguments` object straight into the JSON tree the tool works on
+//! and hands rmcp the message with `{}` in its place; the handler takes the
+//! tree back from the request's extensions.
+//!
+//! Why: rmcp reads a message through serde's untagged and method-tagged
+//! enums, which buffer the whole message as an intermediate tree before
+//! building the final one (and revision 2026-07-28's header check turns the
+//! message back into a third). For a large program that was four times the
+//! memory of the one tree the tool needs (docs/performance.md, the memory
+//! row). Everything rmcp checks besides the arguments (the envelope, the
+//! method, the tool name, the protocol headers) still reaches it unchanged;
+//! it never looked inside an object of arguments, which the tools' own
+//! argument schemas check.
+
+use axum::body::Bytes;
+use serde::Deserialize;
+use serde::de::{MapAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::sync::{Arc, Mutex};
+
+/// The arguments the front lifted out of one request, for its handler to
+/// take (once).
+#[derive(Clone, Default)]
+pub struct LiftedArguments(Arc<Mutex<Option<Map<String, Value>>>>);
+
+impl LiftedArguments {
+    fn new(arguments: Map<String, Value>) -> Self {
+        Self(Arc::new(Mutex::new(Some(arguments))))
+    }
+
+    /// The arguments, the first time it is asked.
+    pub fn take(&self) -> Option<Map<String, Value>> {
+        self.0.lock().ok()?.take()
+    }
+}
+
+/// A message whose arguments were lifted: the body rmcp gets and the
+/// arguments for the handler.
+pub struct Lifted {
+    pub body: Bytes,
+    pub arguments: LiftedArguments,
+}
+
+/// Lifts the arguments out of `body` when it is one JSON-RPC `tools/call`
+/// object whose `params` has exactly one `arguments` member and it is a JSON
+/// object. Anything else (another method, a duplicate member, arguments of
+/// another type, a body that is not JSON) is left for rmcp to read and
+/// answer as before: `None`.
+pub fn lift(body: &Bytes) -> Option<Lifted> {
+    let top: Members = serde_json::from_slice(body).ok()?;
+    let method = top.only("method")?;
+    if serde_json::from_str::<&str>(method.get()).ok()? != "tools/call" {
+        return None;
+    }
+    let params: Members = serde_json::from_str(top.only("params")?.get()).ok()?;
+    let raw = params.only("arguments")?;
+    if !raw.get().starts_with('{') {
+        return None;
+    }
+    let arguments: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
+    // Where the arguments' text sits in the body: it was borrowed from it.
+    let start = (raw.get().as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
+    let end = start.checked_add(raw.get().len())?;
+    if end > body.len() {
+        return None;
+    }
+    let mut small = Vec::with_capacity(body.len() - (end - start) + 2);
+    small.extend_from_slice(&body[..start]);
+    small.extend_from_slice(b"{}");
+    small.extend_from_slice(&body[end..]);
+    Some(Lifted {
+        body: Bytes::from(small),
+        arguments: LiftedArguments::new(arguments),
+    })
+}
+
+/// A JSON object's members in order, duplicates kept, each value left as
+/// its text (borrowed from the input, nothing built).
+struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'a> Members<'a> {
+    /// The value of `name` when the object has exactly one such member.
+    fn only(&self, name: &str) -> Option<&'a RawValue> {
+        let mut found = self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| *v);
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
+    }
+}
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ObjectVisitor;
+        impl<'de> Visitor<'de> for ObjectVisitor {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+                let mut members = Vec::new();
+                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                    members.push(entry);
+                }
+                Ok(Members(members))
+            }
+        }
+        d.deserialize_map(ObjectVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn lifted(body: &str) -> Option<(String, Value)> {
+        let l = lift(&Bytes::from(body.to_string()))?;
+        let args = l.arguments.take().map(Value::Object)?;
+        Some((String::from_utf8(l.body.to_vec()).unwrap(), args))
+    }
+
+    #[test]
+    fn a_calls_arguments_are_lifted_and_the_rest_is_kept_byte_for_byte() {
+        let body = r#"{"jsonrpc":"2.0", "id":7,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,{"b":"\u00e9"}]},"_meta":{}}}"#;
+        let (small, args) = lifted(body).unwrap();
+        assert_eq!(
+            small,
+            r#"{"jsonrpc":"2.0", "id":7,"method":"tools/call","params":{"name":"t","arguments":{},"_meta":{}}}"#
+        );
+        assert_eq!(args, json!({"a": [1, {"b": "é"}]}));
+    }
+
+    #[test]
+    fn the_arguments_are_taken_once() {
+        let l = lift(&Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"x":1}}}"#,
+        ))
+        .unwrap();
+        let shared = l.arguments.clone();
+        assert_eq!(
+            shared.take(),
+            Some(json!({"x": 1}).as_object().unwrap().clone())
+        );
+        assert_eq!(l.arguments.take(), None);
+    }
+
+    #[test]
+    fn everything_else_is_left_for_rmcp() {
+        for body in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"arguments":{"x":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":null}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{},"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"tools/call","params":{"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"x":1}}} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"x":1}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7,"params":{"arguments":{}}}"#,
+            "not json",
+        ] {
+            assert!(lifted(body).is_none(), "{body}");
+        }
+    }
+}

@@ -75,8 +75,8 @@ impl MistralEngine {
                 path.push_str("&marker=");
                 path.push_str(&utf8_percent_encode(m, NON_ALPHANUMERIC).to_string());
             }
-            let answer = self
-                .call(
+            let body = self
+                .call_json(
                     tenant,
                     Request {
                         operation: "catalog",
@@ -86,16 +86,9 @@ impl MistralEngine {
                         timeout: self.call_timeout,
                         safe: true,
                     },
+                    "listing actions",
                 )
-                .await
-                .map_err(super::before_start)?;
-            if !answer.status.is_success() {
-                return Err(EngineError::Failed(format!(
-                    "listing actions: {}",
-                    answer.error()
-                )));
-            }
-            let body = answer.json();
+                .await?;
             let Some(page) = body.get("actions").and_then(Value::as_array) else {
                 return Err(EngineError::Failed(
                     "listing actions: the answer has no 'actions' array".into(),

@@ -18,8 +18,8 @@ impl MistralEngine {
         program: &Value,
     ) -> Result<Vec<RawProblem>, EngineError> {
         let text = program_text(program)?;
-        let answer = self
-            .call(
+        let body = self
+            .call_json(
                 tenant,
                 Request {
                     operation: "check",
@@ -29,16 +29,9 @@ impl MistralEngine {
                     timeout: self.call_timeout,
                     safe: true,
                 },
+                "validating",
             )
-            .await
-            .map_err(super::before_start)?;
-        if !answer.status.is_success() {
-            return Err(EngineError::Failed(format!(
-                "validating: {}",
-                answer.error()
-            )));
-        }
-        let body = answer.json();
+            .await?;
         match body.get("valid").and_then(Value::as_bool) {
             Some(true) => Ok(Vec::new()),
             Some(false) => {

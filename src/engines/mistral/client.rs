@@ -5,6 +5,7 @@
 //! with backoff only when it is a safe read.
 
 use super::MistralEngine;
+use crate::engines::EngineError;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -125,6 +126,21 @@ impl MistralEngine {
             tokio::time::sleep(delay).await;
             delay *= 2;
         }
+    }
+
+    /// A call made before anything runs whose answer must be a 2xx JSON
+    /// body; anything else is a `Failed` naming `what` was being done.
+    pub(super) async fn call_json(
+        &self,
+        tenant: &str,
+        r: Request<'_>,
+        what: &str,
+    ) -> Result<Value, EngineError> {
+        let answer = self.call(tenant, r).await.map_err(super::before_start)?;
+        if !answer.status.is_success() {
+            return Err(EngineError::Failed(format!("{what}: {}", answer.error())));
+        }
+        Ok(answer.json())
     }
 
     async fn attempt(&self, tenant: &str, r: &Request<'_>) -> Result<Answer, CallError> {

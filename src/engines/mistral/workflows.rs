@@ -27,8 +27,8 @@ impl MistralEngine {
         let own = super::project(tenant);
         let mut out: std::collections::BTreeMap<String, (bool, Value)> = Default::default();
         for _ in 0..self.settings.max_pages.max(1) {
-            let answer = self
-                .call(
+            let body = self
+                .call_json(
                     tenant,
                     Request {
                         operation: "catalog",
@@ -38,16 +38,9 @@ impl MistralEngine {
                         timeout: self.call_timeout,
                         safe: true,
                     },
+                    "listing workflows",
                 )
-                .await
-                .map_err(super::before_start)?;
-            if !answer.status.is_success() {
-                return Err(EngineError::Failed(format!(
-                    "listing workflows: {}",
-                    answer.error()
-                )));
-            }
-            let body = answer.json();
+                .await?;
             let Some(page) = body.get("workflows").and_then(Value::as_array) else {
                 return Err(EngineError::Failed(
                     "listing workflows: the answer has no 'workflows' array".into(),

@@ -423,17 +423,20 @@ async fn pil_validate_side_effect_free_g() {
 async fn pil_validate_reserved_chars_b() {
     let m = MistralEnv::start().await;
     let c = m.anonymous_session().await;
-    let r = validate(&c, &greet_program().replace("hello:", "hel#lo:")).await;
-    assert_eq!(r.structured["valid"], false, "{}", r.structured);
-    assert!(
-        r.structured["diagnostics"]
+    for name in ["hel#lo", "hel/lo"] {
+        let r = validate(&c, &greet_program().replace("hello:", &format!("{name}:"))).await;
+        assert_eq!(r.structured["valid"], false, "{}", r.structured);
+        let d = r.structured["diagnostics"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|d| d["message"].as_str().unwrap_or("").contains('#')),
-        "{}",
-        r.structured
-    );
+            .find(|d| d["code"] == "reserved_character")
+            .unwrap_or_else(|| panic!("{name}: {}", r.structured))
+            .clone();
+        assert!(d["message"].as_str().unwrap().contains(name), "{d}");
+        // At the task's name, line 8.
+        assert_eq!(d["path"]["start"], json!({"line": 8, "column": 5}), "{d}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -68,7 +68,15 @@ pub fn map_events(wf: Option<&Workflow>, events: &[Value], end: RunEnd) -> Vec<V
             ));
             for (k, a) in actions.iter().enumerate() {
                 let id = format!("{name}#{}", k + 1);
-                out.push(call_entry(id, calls.as_deref(), a, None, None, end));
+                out.push(call_entry(
+                    id,
+                    calls.as_deref(),
+                    a,
+                    None,
+                    state_info.as_deref(),
+                    None,
+                    end,
+                ));
             }
         } else if actions.is_empty() {
             let mut e = Map::new();
@@ -104,6 +112,7 @@ pub fn map_events(wf: Option<&Workflow>, events: &[Value], end: RunEnd) -> Vec<V
                     calls.as_deref(),
                     a,
                     task_state,
+                    state_info.as_deref(),
                     task_ms,
                     end,
                 ));
@@ -149,6 +158,7 @@ fn call_entry(
     calls: Option<&str>,
     action: &Value,
     task_state: Option<(&str, Option<String>)>,
+    task_reason: Option<&str>,
     ms: Option<u64>,
     end: RunEnd,
 ) -> Value {
@@ -158,7 +168,13 @@ fn call_entry(
         Some((state, info)) if state != "SUCCESS" && a_state == "SUCCESS" => {
             outcome(state, info, end)
         }
-        _ => outcome(&a_state, text("state_info"), end),
+        // A failed action without a reason of its own (a with-items
+        // iteration, say) carries its task's.
+        _ => outcome(
+            &a_state,
+            text("state_info").or_else(|| task_reason.map(str::to_string)),
+            end,
+        ),
     };
     let mut e = Map::new();
     e.insert("id".into(), Value::String(id));
@@ -585,6 +601,12 @@ mod tests {
         assert_eq!(t[4]["outcome"]["error"], "boom");
         assert_eq!(t[5]["decisions"][0]["took"], "none");
         corresponds(&derive(wf, &risks), &t, false).unwrap();
+        // An iteration that failed without a reason of its own gives its
+        // task's reason, never a bare status.
+        let mut silent = events.clone();
+        silent[1]["actions"][1]["state_info"] = Value::Null;
+        let t = map_events(Some(wf), &silent, RunEnd::Failed);
+        assert_eq!(t[4]["outcome"]["error"], "each broke");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 pub mod cache;
 mod engine;
 mod engine_check;
+mod engine_env;
 pub mod language;
 pub mod limits;
 pub mod oauth;
@@ -423,6 +424,10 @@ impl Config {
         })?;
         let mut config = Self::parse(&text, path)?;
         let mut problems = config.apply_env(|k| std::env::var(k).ok());
+        let variables: Vec<String> = std::env::vars_os()
+            .filter_map(|(k, _)| k.into_string().ok())
+            .collect();
+        problems.extend(config.unknown_engine_url_variables(variables.iter().map(String::as_str)));
         problems.extend(config.validate());
         if problems.is_empty() {
             Ok(config)

@@ -108,6 +108,7 @@ impl Config {
                 *setting.of(self) = v;
             }
         }
+        self.apply_engine_urls(&get);
         if let Some(v) = get("PILOTAGE_OTLP_TRACES_ENDPOINT") {
             self.telemetry.otlp_traces_endpoint = v;
         }

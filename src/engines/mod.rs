@@ -5,6 +5,7 @@
 //! `mistral` is OpenStack Mistral's own API; [`registry`] builds the adapter
 //! an engine table's `kind` names.
 
+pub mod call;
 pub mod mistral;
 pub mod registry;
 pub mod rest;

@@ -6,6 +6,8 @@
 
 use super::MistralEngine;
 use crate::engines::EngineError;
+pub(super) use crate::engines::call::CallError;
+use crate::engines::call::{self, Retry};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -61,27 +63,6 @@ impl Answer {
     }
 }
 
-/// Why a call got no answer.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum CallError {
-    #[error("{0}")]
-    Transport(#[from] reqwest::Error),
-    /// Every `max_in_flight` slot stayed taken for the call's whole
-    /// deadline: nothing was sent.
-    #[error("no free Mistral call slot within {0:?} (engine.max_in_flight)")]
-    Saturated(Duration),
-}
-
-impl CallError {
-    /// Whether the request surely never reached Mistral.
-    pub(super) fn never_sent(&self) -> bool {
-        match self {
-            CallError::Transport(e) => e.is_connect(),
-            CallError::Saturated(_) => true,
-        }
-    }
-}
-
 /// The Mistral project of a tenant. The trusted-header plug-in accepts 1 to
 /// 80 letters, digits and `. _ : @ -`, starting with a letter or digit; a
 /// tenant outside that alphabet (or one that starts like a mapped name)
@@ -108,24 +89,19 @@ impl MistralEngine {
     /// One call under the in-flight bound; a `safe` one is repeated with
     /// backoff after a transport failure or an answer saying "try again".
     pub(super) async fn call(&self, tenant: &str, r: Request<'_>) -> Result<Answer, CallError> {
-        let mut delay = self.retry_backoff;
-        let mut attempt = 0;
-        loop {
-            let result = self.attempt(tenant, &r).await;
-            let again = r.safe
-                && attempt < self.retries
-                && match &result {
-                    Err(_) => true,
-                    Ok(a) => matches!(a.status.as_u16(), 429 | 502 | 503 | 504),
-                };
-            if !again {
-                return result;
-            }
-            attempt += 1;
-            tracing::warn!(path = %r.path, attempt, "Mistral call failed; retrying");
-            tokio::time::sleep(delay).await;
-            delay *= 2;
-        }
+        let retry = Retry {
+            retries: self.retries,
+            backoff: self.retry_backoff,
+        };
+        call::repeat_if_safe(
+            r.safe,
+            retry,
+            "Mistral",
+            r.path,
+            |a: &Answer| a.status,
+            || self.attempt(tenant, &r),
+        )
+        .await
     }
 
     /// A call made before anything runs whose answer must be a 2xx JSON
@@ -136,7 +112,7 @@ impl MistralEngine {
         r: Request<'_>,
         what: &str,
     ) -> Result<Value, EngineError> {
-        let answer = self.call(tenant, r).await.map_err(super::before_start)?;
+        let answer = self.call(tenant, r).await.map_err(EngineError::from)?;
         if !answer.status.is_success() {
             return Err(EngineError::Failed(format!("{what}: {}", answer.error())));
         }
@@ -144,12 +120,7 @@ impl MistralEngine {
     }
 
     async fn attempt(&self, tenant: &str, r: &Request<'_>) -> Result<Answer, CallError> {
-        // Waiting for a slot counts against the call's deadline, so a busy
-        // Mistral answers `internal` instead of hanging the caller.
-        let _permit = tokio::time::timeout(r.timeout, self.in_flight.acquire())
-            .await
-            .map_err(|_| CallError::Saturated(r.timeout))?
-            .ok();
+        let _permit = call::slot(&self.in_flight, r.timeout, "Mistral").await?;
         let mut req = self
             .http
             .request(r.method.clone(), format!("{}{}", self.base, r.path))

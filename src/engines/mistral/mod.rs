@@ -132,15 +132,6 @@ fn program_text(program: &Value) -> Result<&str, EngineError> {
     })
 }
 
-/// A transport failure before anything could have started.
-fn before_start(e: client::CallError) -> EngineError {
-    if e.never_sent() {
-        EngineError::Unreachable(e.to_string())
-    } else {
-        EngineError::Failed(e.to_string())
-    }
-}
-
 #[async_trait::async_trait]
 impl Engine for MistralEngine {
     fn mapping(&self) -> &EngineMapping {

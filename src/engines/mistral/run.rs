@@ -148,7 +148,7 @@ impl MistralEngine {
                 },
             )
             .await
-            .map_err(super::before_start)?;
+            .map_err(EngineError::from)?;
         match created.status.as_u16() {
             // 409: a run beside this one stored the same content.
             200 | 201 | 409 => Ok(None),

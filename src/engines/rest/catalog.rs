@@ -3,7 +3,7 @@
 
 use super::answer::{error_paths, error_text};
 use super::transport::{Answer, Call};
-use super::{CatalogFetch, EngineClient, EngineError, transport_error};
+use super::{CatalogFetch, EngineClient, EngineError};
 use crate::config::{pick, value_text};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
@@ -34,7 +34,7 @@ impl EngineClient {
                 },
             )
             .await
-            .map_err(transport_error)?;
+            .map_err(EngineError::from)?;
         if answer.status == StatusCode::NOT_MODIFIED {
             return Ok(CatalogFetch::NotModified);
         }
@@ -77,7 +77,7 @@ impl EngineClient {
                 },
             )
             .await
-            .map_err(transport_error)?;
+            .map_err(EngineError::from)?;
         if answer.status.is_success() {
             return Ok(None);
         }

@@ -4,7 +4,7 @@
 use super::answer::{error_paths, error_text, level_meaning, status_meaning};
 use super::body::{self, Fill};
 use super::transport::Call;
-use super::{EngineClient, EngineError, RawProblem, transport_error};
+use super::{EngineClient, EngineError, RawProblem};
 use crate::config::{CheckMeaning, LevelMeaning, pick, value_text};
 use reqwest::Method;
 use serde_json::Value;
@@ -41,7 +41,7 @@ impl EngineClient {
                 },
             )
             .await
-            .map_err(transport_error)?;
+            .map_err(EngineError::from)?;
         let body = answer.json();
         if status_meaning(&m.status, answer.status) != Some(CheckMeaning::Answer) {
             return Err(EngineError::Failed(format!(

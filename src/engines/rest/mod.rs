@@ -108,14 +108,6 @@ pub fn decode(value: Value) -> Value {
     }
 }
 
-fn transport_error(e: transport::CallError) -> EngineError {
-    if e.never_sent() {
-        EngineError::Unreachable(e.to_string())
-    } else {
-        EngineError::Failed(e.to_string())
-    }
-}
-
 #[async_trait::async_trait]
 impl super::Engine for EngineClient {
     fn mapping(&self) -> &EngineMapping {

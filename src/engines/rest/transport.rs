@@ -2,6 +2,8 @@
 //! and repeated with backoff when it is safe to repeat.
 
 use super::EngineClient;
+pub(super) use crate::engines::call::CallError;
+use crate::engines::call::{self, Retry};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use std::time::Duration;
@@ -32,60 +34,28 @@ pub(super) struct Call<'a> {
     pub(super) safe: bool,
 }
 
-/// Why a call got no answer.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum CallError {
-    #[error("{0}")]
-    Transport(#[from] reqwest::Error),
-    /// Every `engine.max_in_flight` slot stayed taken for the call's whole
-    /// timeout: nothing was sent.
-    #[error("no free engine call slot within {0:?} (engine.max_in_flight)")]
-    Saturated(Duration),
-}
-
-impl CallError {
-    /// Whether the request surely never reached the engine.
-    pub(super) fn never_sent(&self) -> bool {
-        match self {
-            CallError::Transport(e) => e.is_connect(),
-            CallError::Saturated(_) => true,
-        }
-    }
-}
-
 impl EngineClient {
     /// One call under the in-flight bound. A `safe` call is repeated with
     /// backoff after a transport failure or an answer saying "try again"
     /// (429, 502, 503, 504).
     pub(super) async fn call(&self, tenant: &str, c: Call<'_>) -> Result<Answer, CallError> {
-        let mut delay = self.retry_backoff;
-        let mut attempt = 0;
-        loop {
-            let result = self.attempt(tenant, &c).await;
-            let again = c.safe
-                && attempt < self.retries
-                && match &result {
-                    Err(_) => true,
-                    Ok(a) => matches!(a.status.as_u16(), 429 | 502 | 503 | 504),
-                };
-            if !again {
-                return result;
-            }
-            attempt += 1;
-            tracing::warn!(path = %c.path, attempt, "engine call failed; retrying");
-            tokio::time::sleep(delay).await;
-            delay *= 2;
-        }
+        let retry = Retry {
+            retries: self.retries,
+            backoff: self.retry_backoff,
+        };
+        call::repeat_if_safe(
+            c.safe,
+            retry,
+            "engine",
+            c.path,
+            |a: &Answer| a.status,
+            || self.attempt(tenant, &c),
+        )
+        .await
     }
 
     async fn attempt(&self, tenant: &str, c: &Call<'_>) -> Result<Answer, CallError> {
-        // Waiting for a slot is bounded by the call's timeout too, so a
-        // saturated engine answers `internal` instead of hanging the caller.
-        // The semaphore is never closed: acquiring fails only by timing out.
-        let _permit = tokio::time::timeout(c.timeout, self.in_flight.acquire())
-            .await
-            .map_err(|_| CallError::Saturated(c.timeout))?
-            .ok();
+        let _permit = call::slot(&self.in_flight, c.timeout, "engine").await?;
         let mut req = self
             .http
             .request(c.method.clone(), self.url(c.path))

@@ -164,7 +164,7 @@ impl RedisCluster {
     }
 
     fn spawn(&self, port: u16) -> Option<Child> {
-        let mut child = Command::new("redis-server")
+        let child = Command::new("redis-server")
             .args(["--port", &port.to_string()])
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .args(["--cluster-enabled", "yes"])
@@ -181,20 +181,26 @@ impl RedisCluster {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn redis-server (is it installed? run scripts/install-deps)");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = child.try_wait() {
-                return None;
-            }
-            if cli(port, &["ping"]).starts_with("PONG") {
-                return Some(child);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        None
+        wait_answering(child, port)
     }
+}
+
+/// `child` once the Redis process on `port` answers PING; `None` (and the
+/// child ended) when it exits first or does not answer within 10 s.
+pub fn wait_answering(mut child: Child, port: u16) -> Option<Child> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return None;
+        }
+        if cli(port, &["ping"]).starts_with("PONG") {
+            return Some(child);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
 }
 
 impl Drop for RedisCluster {
@@ -210,7 +216,7 @@ impl Drop for RedisCluster {
 }
 
 /// `redis-cli -p port args...`'s output; empty when it failed.
-fn cli(port: u16, args: &[&str]) -> String {
+pub fn cli(port: u16, args: &[&str]) -> String {
     Command::new("redis-cli")
         .args(["-h", "127.0.0.1", "-p", &port.to_string()])
         .args(args)

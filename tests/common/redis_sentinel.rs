@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use super::ports::{free_port, rand_suffix};
+use super::redis_cluster::{cli, wait_answering};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -172,31 +173,4 @@ impl Drop for SentinelGroup {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn wait_answering(mut child: Child, port: u16) -> Option<Child> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            return None;
-        }
-        if cli(port, &["ping"]).starts_with("PONG") {
-            return Some(child);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    None
-}
-
-fn cli(port: u16, args: &[&str]) -> String {
-    Command::new("redis-cli")
-        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
-        .args(args)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default()
 }

@@ -1,0 +1,148 @@
+//! After a run (Part II §6.5.2, §6.5.7): the record is written before the
+//! response whenever retention or `store: true` promises it, and the response
+//! carries the trace at the level the caller asked, never above the ceiling.
+//! Refused runs are answered here too, and never recorded.
+
+use super::{Done, Exec, Finished, Halt, Level, ceiling};
+use crate::classify::Diagnostic;
+use crate::pilotage::{Outcome, RunStatus};
+use crate::store::StoreError;
+use serde_json::{Map, Value, json};
+use std::time::Duration;
+
+/// Builds the response, and the record when retention promises one; the
+/// record is durably written before the response leaves.
+pub(super) async fn finish(ex: &Exec<'_>, finished: Finished) -> Done {
+    let Finished {
+        outcome,
+        output,
+        trace,
+        mut stats,
+    } = finished;
+    let lang = ex.lang;
+    let recorded_level = ceiling(lang);
+    let recorded_steps = if recorded_level == Level::Full {
+        trace
+    } else {
+        lang.language.summarize(&trace)
+    };
+    let run_id = ex.run_id.as_str();
+    if retains(ex) {
+        let record = envelope(
+            run_id,
+            &outcome,
+            output.as_ref(),
+            Some((recorded_level, &recorded_steps, &stats)),
+        );
+        let ttl = lang
+            .config
+            .retention_duration()
+            .unwrap_or(Duration::from_secs(24 * 3600));
+        if let Err(e) = write_with_retry(ex, &record, ttl).await {
+            tracing::error!(%run_id, error = %e, "run record could not be stored after the run; the response says retained: false");
+            stats["retained"] = Value::Bool(false);
+        }
+    }
+    let response = match ex.checked.level {
+        Level::None => envelope(run_id, &outcome, output.as_ref(), None),
+        Level::Full if recorded_level == Level::Full => envelope(
+            run_id,
+            &outcome,
+            output.as_ref(),
+            Some((Level::Full, &recorded_steps, &stats)),
+        ),
+        _ => {
+            let steps = lang.language.summarize(&recorded_steps);
+            envelope(
+                run_id,
+                &outcome,
+                output.as_ref(),
+                Some((Level::Summary, &steps, &stats)),
+            )
+        }
+    };
+    Done {
+        started: true,
+        response,
+    }
+}
+
+/// Whether this run gets a record (retention, or `store`). A caller no later
+/// request can be gets none: nobody could fetch it.
+pub(super) fn retains(ex: &Exec<'_>) -> bool {
+    ex.principal.lasting
+        && match ex.req.store {
+            Some(flag) => flag,
+            None => ex.lang.config.retention != "none",
+        }
+}
+
+/// `{run_id, outcome, output?, trace?}` — the same shape for the execute
+/// response and the stored record.
+fn envelope(
+    run_id: &str,
+    outcome: &Outcome,
+    output: Option<&Value>,
+    trace: Option<(Level, &Vec<Value>, &Value)>,
+) -> Value {
+    let mut out = Map::new();
+    out.insert("run_id".into(), Value::String(run_id.into()));
+    out.insert("outcome".into(), outcome.to_json());
+    if outcome.ok
+        && let Some(o) = output
+    {
+        out.insert("output".into(), o.clone());
+    }
+    if let Some((level, steps, stats)) = trace {
+        out.insert(
+            "trace".into(),
+            json!({"run_id": run_id, "level": level.as_str(), "steps": steps, "stats": stats}),
+        );
+    }
+    Value::Object(out)
+}
+
+/// A refused run: a run_id, an outcome, diagnostics when validation refused.
+pub(super) fn refuse(
+    ex: &Exec<'_>,
+    status: RunStatus,
+    error: &str,
+    diagnostics: Option<&[Diagnostic]>,
+) -> Halt {
+    let mut response = json!({
+        "run_id": ex.run_id,
+        "outcome": Outcome::run_failure(status, error).to_json(),
+    });
+    if let Some(d) = diagnostics {
+        response["diagnostics"] = json!(d);
+    }
+    Halt::Refused(Done {
+        started: false,
+        response,
+    })
+}
+
+/// A few attempts, backing off, bounded to about two seconds in all.
+async fn write_with_retry(ex: &Exec<'_>, record: &Value, ttl: Duration) -> Result<(), StoreError> {
+    const ATTEMPTS: u32 = 4;
+    let run_id = ex.run_id.as_str();
+    let mut delay = Duration::from_millis(100);
+    let mut attempt = 1;
+    loop {
+        match ex
+            .gw
+            .store
+            .put_run(&ex.principal.scope, run_id, record, ttl)
+            .await
+        {
+            Ok(()) => return Ok(()),
+            Err(e) if attempt == ATTEMPTS => return Err(e),
+            Err(e) => {
+                tracing::warn!(%run_id, attempt, error = %e, "run record write failed; retrying");
+                tokio::time::sleep(delay).await;
+                delay *= 4;
+                attempt += 1;
+            }
+        }
+    }
+}

@@ -20,8 +20,6 @@
 pub mod conformance;
 pub mod memory;
 pub mod redis;
-pub(crate) mod redis_conn;
-pub(crate) mod redis_sentinel;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -23,217 +23,31 @@
 //! byte-bounded cache (an evicted revocation only matters after about 12,000
 //! revocations within one session lifetime).
 
-use std::collections::{BTreeMap, HashMap};
+//!
+//! One file per job: `budget` (records, byte shares, expiries), `claims`
+//! (idempotency keys), `revoked` (revoked sessions); this file is the store
+//! and its [`Store`] methods.
+
+mod budget;
+mod claims;
+mod revoked;
+
+pub use budget::MemoryLimits;
+
+use budget::{
+    Admission, ENTRY_OVERHEAD, Kind, Records, ScopeRecords, State, key_bytes, programs, runs,
+    snapshots,
+};
+use claims::KeyClaims;
+use moka::future::Cache;
+use moka::policy::EvictionPolicy;
+use revoked::{RevocationTtl, Revoked};
+use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use moka::Expiry;
-use moka::future::Cache;
-use moka::policy::EvictionPolicy;
-use serde_json::Value;
-
-use super::{IdempotencyClaim, IdempotencyRecord, Store, StoreError, effective_ttl, now_ms};
+use super::{IdempotencyClaim, Store, StoreError, effective_ttl};
 use crate::weigh;
-
-/// Byte budgets of the embedded store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemoryLimits {
-    /// What one principal may hold: runs, idempotency records, promoted
-    /// programs and catalog baselines together. Default 4 MiB.
-    pub principal_bytes: u64,
-    /// What all principals together may hold. Default 64 MiB.
-    pub total_bytes: u64,
-    /// Revoked session ids: default 2 MiB (about 12,000 ids).
-    pub revoked_sessions_bytes: u64,
-}
-
-impl Default for MemoryLimits {
-    fn default() -> Self {
-        const MIB: u64 = 1024 * 1024;
-        MemoryLimits {
-            principal_bytes: 4 * MIB,
-            total_bytes: 64 * MIB,
-            revoked_sessions_bytes: 2 * MIB,
-        }
-    }
-}
-
-/// Rough per-entry bookkeeping cost (map slot, `Arc`, expiry queue entry).
-const ENTRY_OVERHEAD: u64 = 160;
-
-/// The record kinds, each its own map within a scope.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Run,
-    Idempotency,
-    Program,
-    Snapshot,
-}
-
-/// One stored value with its expiry (and the expiry queue key that goes
-/// with it) and its estimated size.
-#[derive(Debug)]
-struct Entry<T> {
-    value: Arc<T>,
-    expires: Option<(Instant, u64)>,
-    weight: u64,
-}
-
-type Records<T> = BTreeMap<String, Entry<T>>;
-
-/// Everything one principal holds.
-#[derive(Debug, Default)]
-struct ScopeRecords {
-    bytes: u64,
-    runs: Records<Value>,
-    idempotency: Records<IdempotencyRecord>,
-    /// Ordered by ref, as `list_programs` answers.
-    programs: Records<Value>,
-    snapshots: Records<Value>,
-}
-
-impl ScopeRecords {
-    fn is_empty(&self) -> bool {
-        self.runs.is_empty()
-            && self.idempotency.is_empty()
-            && self.programs.is_empty()
-            && self.snapshots.is_empty()
-    }
-
-    /// Removes one entry of `kind`; its weight, if it was there.
-    fn remove(&mut self, kind: Kind, id: &str) -> Option<u64> {
-        let weight = match kind {
-            Kind::Run => self.runs.remove(id).map(|e| e.weight),
-            Kind::Idempotency => self.idempotency.remove(id).map(|e| e.weight),
-            Kind::Program => self.programs.remove(id).map(|e| e.weight),
-            Kind::Snapshot => self.snapshots.remove(id).map(|e| e.weight),
-        }?;
-        self.bytes = self.bytes.saturating_sub(weight);
-        Some(weight)
-    }
-
-    fn expiry_of(&self, kind: Kind, id: &str) -> Option<(Instant, u64)> {
-        match kind {
-            Kind::Run => self.runs.get(id)?.expires,
-            Kind::Idempotency => self.idempotency.get(id)?.expires,
-            Kind::Program => self.programs.get(id)?.expires,
-            Kind::Snapshot => self.snapshots.get(id)?.expires,
-        }
-    }
-}
-
-/// Whether a write may exceed a full budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Admission {
-    /// Before execution: refused when the budget has no room.
-    IfRoom,
-    /// After a started run: always accepted (refusing would lose its record).
-    Always,
-}
-
-/// The maps and the expiry queue, behind the store's mutex.
-#[derive(Debug, Default)]
-struct State {
-    scopes: HashMap<String, ScopeRecords>,
-    total: u64,
-    /// (deadline, sequence) → the entry that expires then.
-    expiries: BTreeMap<(Instant, u64), (String, Kind, String)>,
-    sequence: u64,
-}
-
-impl State {
-    /// Drops every entry whose expiry has passed.
-    fn purge(&mut self, now: Instant) {
-        while let Some(entry) = self.expiries.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
-            let (when, (scope, kind, id)) = entry.remove_entry();
-            let Some(records) = self.scopes.get_mut(&scope) else {
-                continue;
-            };
-            // A rewritten entry has a new queue key; the old one is stale.
-            if records.expiry_of(kind, &id) == Some(when)
-                && let Some(weight) = records.remove(kind, &id)
-            {
-                self.total = self.total.saturating_sub(weight);
-            }
-            if records.is_empty() {
-                self.scopes.remove(&scope);
-            }
-        }
-    }
-
-    fn used_by(&self, scope: &str) -> u64 {
-        self.scopes.get(scope).map_or(0, |r| r.bytes)
-    }
-
-    /// Refuses when `scope` (or the store) cannot take `extra` more bytes.
-    fn room(&self, limits: &MemoryLimits, scope: &str, extra: u64) -> Result<(), StoreError> {
-        let used = self.used_by(scope);
-        if used.saturating_add(extra) > limits.principal_bytes {
-            return Err(StoreError::Full(format!(
-                "this principal's share of the embedded store is full ({used} of {} bytes); records leave when their retention ends",
-                limits.principal_bytes
-            )));
-        }
-        if self.total.saturating_add(extra) > limits.total_bytes {
-            return Err(StoreError::Full(format!(
-                "the embedded store is full ({} of {} bytes); records leave when their retention ends",
-                self.total, limits.total_bytes
-            )));
-        }
-        Ok(())
-    }
-
-    fn expiry(&mut self, ttl: Option<Duration>, now: Instant) -> Option<(Instant, u64)> {
-        let ttl = ttl?;
-        self.sequence += 1;
-        Some((now + effective_ttl(ttl), self.sequence))
-    }
-
-    /// Writes `value` as `(scope, kind, id)`, replacing what was there.
-    #[allow(clippy::too_many_arguments)]
-    fn put<T>(
-        &mut self,
-        limits: &MemoryLimits,
-        admission: Admission,
-        scope: &str,
-        kind: Kind,
-        id: &str,
-        value: Arc<T>,
-        ttl: Option<Duration>,
-        weight: u64,
-        map: fn(&mut ScopeRecords) -> &mut Records<T>,
-    ) -> Result<(), StoreError> {
-        let now = Instant::now();
-        let old = self
-            .scopes
-            .get_mut(scope)
-            .and_then(|r| map(r).get(id).map(|e| e.weight))
-            .unwrap_or(0);
-        if admission == Admission::IfRoom && weight > old {
-            self.room(limits, scope, weight - old)?;
-        }
-        let expires = self.expiry(ttl, now);
-        if let Some((when, seq)) = expires {
-            self.expiries
-                .insert((when, seq), (scope.to_owned(), kind, id.to_owned()));
-        }
-        let records = self.scopes.entry(scope.to_owned()).or_default();
-        map(records).insert(
-            id.to_owned(),
-            Entry {
-                value,
-                expires,
-                weight,
-            },
-        );
-        records.bytes = records.bytes.saturating_sub(old).saturating_add(weight);
-        self.total = self.total.saturating_sub(old).saturating_add(weight);
-        Ok(())
-    }
-}
 
 /// The embedded single-instance store.
 pub struct MemoryStore {
@@ -256,31 +70,6 @@ impl std::fmt::Debug for MemoryStore {
 impl Default for MemoryStore {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-/// A revocation marker with its own lifetime.
-#[derive(Debug, Clone, Copy)]
-struct Revoked {
-    ttl: Duration,
-    weight: u32,
-}
-
-/// Each revocation lives for its own ttl, counted from its write.
-struct RevocationTtl;
-
-impl Expiry<String, Revoked> for RevocationTtl {
-    fn expire_after_create(&self, _key: &String, v: &Revoked, _at: Instant) -> Option<Duration> {
-        Some(v.ttl)
-    }
-    fn expire_after_update(
-        &self,
-        _key: &String,
-        v: &Revoked,
-        _at: Instant,
-        _remaining: Option<Duration>,
-    ) -> Option<Duration> {
-        Some(v.ttl)
     }
 }
 
@@ -325,6 +114,17 @@ impl MemoryStore {
         state
     }
 
+    /// One idempotency key, under the lock with expired entries gone.
+    fn with_key<R>(&self, scope: &str, key: &str, work: impl FnOnce(KeyClaims<'_>) -> R) -> R {
+        let mut state = self.purged();
+        work(KeyClaims {
+            state: &mut state,
+            limits: &self.limits,
+            scope,
+            key,
+        })
+    }
+
     fn get<T>(
         &self,
         scope: &str,
@@ -335,23 +135,6 @@ impl MemoryStore {
         let records = state.scopes.get(scope)?;
         map(records).get(id).map(|e| Arc::clone(&e.value))
     }
-}
-
-fn key_bytes(scope: &str, id: &str) -> u64 {
-    (scope.len() + id.len()) as u64 + ENTRY_OVERHEAD
-}
-
-fn runs(r: &mut ScopeRecords) -> &mut Records<Value> {
-    &mut r.runs
-}
-fn idempotency(r: &mut ScopeRecords) -> &mut Records<IdempotencyRecord> {
-    &mut r.idempotency
-}
-fn programs(r: &mut ScopeRecords) -> &mut Records<Value> {
-    &mut r.programs
-}
-fn snapshots(r: &mut ScopeRecords) -> &mut Records<Value> {
-    &mut r.snapshots
 }
 
 #[async_trait::async_trait]
@@ -406,39 +189,9 @@ impl Store for MemoryStore {
         attempt: &str,
         lease: Duration,
     ) -> Result<IdempotencyClaim, StoreError> {
-        let weight = key_bytes(scope, key) + (fingerprint.len() + attempt.len()) as u64;
-        let record = Arc::new(IdempotencyRecord::Pending {
-            fingerprint: fingerprint.to_owned(),
-            claimed_at_ms: now_ms(),
-            attempt: attempt.to_owned(),
-            started: false,
-        });
-        // Check and insert under one lock: exactly one concurrent claimer
-        // finds the key free.
-        let mut state = self.purged();
-        let existing = state
-            .scopes
-            .get(scope)
-            .and_then(|r| r.idempotency.get(key))
-            .map(|e| Arc::clone(&e.value));
-        match existing {
-            Some(found) if found.is_pending_for(attempt) => Ok(IdempotencyClaim::Acquired),
-            Some(found) => Ok(IdempotencyRecord::clone(&found).into_claim()),
-            None => {
-                state.put(
-                    &self.limits,
-                    Admission::IfRoom,
-                    scope,
-                    Kind::Idempotency,
-                    key,
-                    record,
-                    Some(lease),
-                    weight,
-                    idempotency,
-                )?;
-                Ok(IdempotencyClaim::Acquired)
-            }
-        }
+        self.with_key(scope, key, |claims| {
+            claims.claim(fingerprint, attempt, lease)
+        })
     }
 
     async fn start_idempotency(
@@ -448,29 +201,7 @@ impl Store for MemoryStore {
         attempt: &str,
         window: Duration,
     ) -> Result<bool, StoreError> {
-        let mut state = self.purged();
-        let Some(entry) = state.scopes.get(scope).and_then(|r| r.idempotency.get(key)) else {
-            return Ok(false);
-        };
-        if !entry.value.is_pending_for(attempt) {
-            return Ok(false);
-        }
-        let weight = entry.weight;
-        let Some(started) = entry.value.started() else {
-            return Ok(false);
-        };
-        state.put(
-            &self.limits,
-            Admission::Always,
-            scope,
-            Kind::Idempotency,
-            key,
-            Arc::new(started),
-            Some(window),
-            weight,
-            idempotency,
-        )?;
-        Ok(true)
+        self.with_key(scope, key, |claims| claims.start(attempt, window))
     }
 
     async fn complete_idempotency(
@@ -482,42 +213,9 @@ impl Store for MemoryStore {
         response: &Value,
         ttl: Duration,
     ) -> Result<(), StoreError> {
-        let weight = key_bytes(scope, key)
-            + (fingerprint.len() + attempt.len()) as u64
-            + weigh::json(response);
-        let completed = Arc::new(IdempotencyRecord::Completed {
-            fingerprint: fingerprint.to_owned(),
-            response: response.clone(),
-            completed_at_ms: now_ms(),
-            attempt: attempt.to_owned(),
-        });
-        let mut state = self.purged();
-        let current = state
-            .scopes
-            .get(scope)
-            .and_then(|r| r.idempotency.get(key))
-            .map(|e| Arc::clone(&e.value));
-        match current {
-            Some(found) if found.is_pending_for(attempt) => state.put(
-                &self.limits,
-                Admission::Always,
-                scope,
-                Kind::Idempotency,
-                key,
-                completed,
-                Some(ttl),
-                weight,
-                idempotency,
-            ),
-            Some(found) if found.is_completed_by(attempt) => Ok(()),
-            _ => {
-                tracing::warn!(
-                    backend = "memory",
-                    "idempotency claim no longer owned at completion; response not recorded"
-                );
-                Ok(())
-            }
-        }
+        self.with_key(scope, key, |claims| {
+            claims.complete(fingerprint, attempt, response, ttl)
+        })
     }
 
     async fn release_idempotency(
@@ -526,21 +224,7 @@ impl Store for MemoryStore {
         key: &str,
         attempt: &str,
     ) -> Result<(), StoreError> {
-        let mut state = self.purged();
-        let Some(records) = state.scopes.get_mut(scope) else {
-            return Ok(());
-        };
-        let ours = records
-            .idempotency
-            .get(key)
-            .is_some_and(|e| e.value.is_pending_for(attempt));
-        if ours && let Some(weight) = records.remove(Kind::Idempotency, key) {
-            let empty = records.is_empty();
-            state.total = state.total.saturating_sub(weight);
-            if empty {
-                state.scopes.remove(scope);
-            }
-        }
+        self.with_key(scope, key, |claims| claims.release(attempt));
         Ok(())
     }
 

@@ -7,7 +7,6 @@ pub mod catalog;
 pub mod classify;
 pub mod cli;
 pub mod config;
-pub mod drain;
 pub mod engines;
 /// The engine client as the rest of the gateway names it.
 pub use engines::rest as engine;

@@ -2,8 +2,9 @@
 //! test use. `build` loads everything and returns the axum router; `serve`
 //! binds and runs it until shutdown.
 
+pub mod drain;
+
 use crate::config::Config;
-use crate::drain::Drain;
 use crate::gateway::{Gateway, StartError};
 use crate::mcp::layer::{self, Front, McpService};
 use crate::mcp::protected_resource;
@@ -14,6 +15,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::{any, get};
+use drain::Drain;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
@@ -225,10 +227,11 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
 }
 
 /// Binds `listen` and serves until SIGTERM (or ctrl-c), then drains
-/// (`crate::drain`).
+/// (`drain`).
 pub async fn serve(app: App) -> std::io::Result<()> {
     let listen = app.gateway.config.server.listen.clone();
     let listener = tokio::net::TcpListener::bind(&listen).await?;
     tracing::info!(address = %listener.local_addr()?, "pilotage-gateway listening");
-    crate::drain::serve_until_drained(listener, app).await
+    // `app` lives until the drain ends: its reload watcher with it.
+    drain::serve_until_drained(listener, app.router.clone(), &app.drain, &app.gateway).await
 }

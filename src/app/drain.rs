@@ -10,7 +10,8 @@
 //!
 //! Each phase is logged with what is still in flight.
 
-use crate::app::App;
+use crate::gateway::Gateway;
+use axum::Router;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -51,13 +52,17 @@ impl Drop for InFlightRequest {
     }
 }
 
-/// Serves `app` on `listener` until a stop signal, then drains as above.
+/// Serves `router` on `listener` until a stop signal, then drains as above:
+/// `drain` is what `/readyz` and `/mcp` see, `gw` holds the drain windows and
+/// the metrics the phases report.
 pub async fn serve_until_drained(
     listener: tokio::net::TcpListener,
-    app: App,
+    router: Router,
+    drain: &Drain,
+    gw: &Gateway,
 ) -> std::io::Result<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, app.router.clone()).with_graceful_shutdown(async {
+    let server = axum::serve(listener, router).with_graceful_shutdown(async {
         let _ = stopped.await;
     });
     let mut server = tokio::spawn(server.into_future());
@@ -65,9 +70,8 @@ pub async fn serve_until_drained(
         result = &mut server => return flatten(result),
         _ = stop_signal() => {}
     }
-    let config = &app.gateway.config.server;
-    let metrics = &app.gateway.metrics;
-    let drain = &app.drain;
+    let config = &gw.config.server;
+    let metrics = &gw.metrics;
     drain.begin();
     metrics.draining.set(1);
     tracing::info!(

@@ -1,4 +1,4 @@
-//! After a run (Part II §6.5.2, §6.5.7): the record is written before the
+//! After a run (Part II §6.5.2): the record is written before the
 //! response whenever retention or `store: true` promises it, and the response
 //! carries the trace at the level the caller asked, never above the ceiling.
 //! Refused runs are answered here too, and never recorded.

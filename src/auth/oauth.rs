@@ -86,6 +86,35 @@ impl OAuthVerifier {
 
     /// The principal a valid token stands for.
     pub async fn principal(&self, token: &str) -> Result<Principal, AuthError> {
+        let (issuer, claims) = self.verified(token).await?;
+        let sub = claims.get("sub").and_then(Value::as_str).unwrap_or("");
+        let tenant = tenant_of(issuer, &claims)?;
+        let permissions = self.permissions(&claims);
+        if !permissions.has_floor() {
+            return Err(AuthError::InsufficientScope {
+                scope: Permissions::FLOOR
+                    .iter()
+                    .map(|p| self.config.scope_for(*p))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            });
+        }
+        let ceiling = ceiling_of(issuer, &claims)?;
+        // The storage namespace must be stable for the same subject of the
+        // same issuer, and apart from every key and other issuer.
+        let issuer_tag = &hex::encode(Sha256::digest(issuer.config.issuer.as_bytes()))[..12];
+        Ok(Principal {
+            scope: format!("jwt:{tenant}:{issuer_tag}:{sub}"),
+            tenant,
+            lasting: true,
+            permissions,
+            ceiling,
+        })
+    }
+
+    /// The token's claims, once its issuer is trusted and its signature,
+    /// algorithm, audience and times verify.
+    async fn verified(&self, token: &str) -> Result<(&Issuer, Value), AuthError> {
         let invalid = |m: &str| AuthError::InvalidToken(m.to_string());
         let header =
             jsonwebtoken::decode_header(token).map_err(|_| invalid("malformed token header"))?;
@@ -134,51 +163,7 @@ impl OAuthVerifier {
                 _ => "the token cannot be verified",
             })
         })?;
-        let claims = data.claims;
-        let sub = claims.get("sub").and_then(Value::as_str).unwrap_or("");
-        let tenant = match (&issuer.config.tenant, &issuer.config.tenant_claim) {
-            (Some(t), _) => t.clone(),
-            (None, Some(claim)) => claims
-                .get(claim)
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-                .ok_or_else(|| invalid(&format!("the token has no tenant claim '{claim}'")))?
-                .to_string(),
-            (None, None) => return Err(invalid("no tenant configured for this issuer")),
-        };
-        let permissions = self.permissions(&claims);
-        if !permissions.has_floor() {
-            return Err(AuthError::InsufficientScope {
-                scope: Permissions::FLOOR
-                    .iter()
-                    .map(|p| self.config.scope_for(*p))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            });
-        }
-        let mut ceiling = issuer.ceiling;
-        if let Some(claim) = &issuer.config.max_risk_claim
-            && let Some(v) = claims.get(claim)
-        {
-            let level = v
-                .as_str()
-                .and_then(super::policy::RiskLevel::parse)
-                .ok_or_else(|| invalid(&format!("claim '{claim}' is not a risk level")))?;
-            ceiling = ceiling.and(RiskCeiling {
-                max_risk: Some(level),
-                ..RiskCeiling::NONE
-            });
-        }
-        // The storage namespace must be stable for the same subject of the
-        // same issuer, and apart from every key and other issuer.
-        let issuer_tag = &hex::encode(Sha256::digest(iss.as_bytes()))[..12];
-        Ok(Principal {
-            scope: format!("jwt:{tenant}:{issuer_tag}:{sub}"),
-            tenant,
-            lasting: true,
-            permissions,
-            ceiling,
-        })
+        Ok((issuer, data.claims))
     }
 
     /// Permissions granted by the token's scopes (`scope`, space-separated,
@@ -208,4 +193,39 @@ impl OAuthVerifier {
             .map(|i| i.config.issuer.clone())
             .collect()
     }
+}
+
+/// The principal's tenant: the issuer's, or the token's tenant claim.
+fn tenant_of(issuer: &Issuer, claims: &Value) -> Result<String, AuthError> {
+    let invalid = |m: &str| AuthError::InvalidToken(m.to_string());
+    let tenant = match (&issuer.config.tenant, &issuer.config.tenant_claim) {
+        (Some(t), _) => t.clone(),
+        (None, Some(claim)) => claims
+            .get(claim)
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| invalid(&format!("the token has no tenant claim '{claim}'")))?
+            .to_string(),
+        (None, None) => return Err(invalid("no tenant configured for this issuer")),
+    };
+    Ok(tenant)
+}
+
+/// The issuer's risk ceiling, lowered by the token's risk claim if any.
+fn ceiling_of(issuer: &Issuer, claims: &Value) -> Result<RiskCeiling, AuthError> {
+    let invalid = |m: &str| AuthError::InvalidToken(m.to_string());
+    let mut ceiling = issuer.ceiling;
+    if let Some(claim) = &issuer.config.max_risk_claim
+        && let Some(v) = claims.get(claim)
+    {
+        let level = v
+            .as_str()
+            .and_then(super::policy::RiskLevel::parse)
+            .ok_or_else(|| invalid(&format!("claim '{claim}' is not a risk level")))?;
+        ceiling = ceiling.and(RiskCeiling {
+            max_risk: Some(level),
+            ..RiskCeiling::NONE
+        });
+    }
+    Ok(ceiling)
 }

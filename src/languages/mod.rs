@@ -1,5 +1,6 @@
 //! Languages as plug-ins: the [`Language`] trait every language implements,
-//! and one folder per language (`workflow_v1/`, ...). The validate and
+//! the step model they share ([`steps`]), and one folder per language
+//! (`workflow_v1/`, `mistral_v2/`), which never imports another. The validate and
 //! execute operations, the tools and the gateway see a language only through
 //! this trait; [`registry`] maps a `[[language]]` table's kind to its
 //! implementation, one line per language.
@@ -7,6 +8,7 @@
 pub mod binding;
 pub mod mistral_v2;
 pub mod registry;
+pub mod steps;
 pub mod text_range;
 pub mod workflow_v1;
 
@@ -21,11 +23,7 @@ use std::collections::HashMap;
 /// The step model a language's walker fills: every step with its locator,
 /// kind, called capability and enclosing constructs. The operations read
 /// only this, never a language's own program type.
-pub use workflow_v1::program::{StepInfo, StepKind};
-
-/// How a run ended, as far as the trace mapping's open constructs are
-/// concerned.
-pub use workflow_v1::trace::RunEnd;
+pub use steps::{RunEnd, StepInfo, StepKind};
 
 /// One program language as the gateway serves it. Implementations are
 /// stateless and shared by every request (`Arc<dyn Language>`).

@@ -11,7 +11,7 @@ use super::expressions::variable_reads;
 use super::workflow::{Document, InputKeys, Task, Workflow};
 use crate::catalog::CatalogView;
 use crate::classify::{Diagnostic, Severity};
-use crate::languages::StepInfo;
+use crate::languages::steps::{StepInfo, diagnostics};
 use crate::languages::text_range::TextRange;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -443,25 +443,10 @@ fn ancestors(wf: &Workflow) -> HashMap<&str, HashSet<&str>> {
     out
 }
 
-/// Task name → the range of the task (its key through its body).
-pub fn step_locators(steps: &[StepInfo]) -> HashMap<String, String> {
-    steps
-        .iter()
-        .filter_map(|s| Some((s.id.clone()?, s.pointer.clone())))
-        .collect()
-}
-
 /// The diagnostic for an action or sub-workflow the caller cannot see,
-/// located at the task; hints name only visible entries.
+/// located at the task.
 pub fn unknown_capability(step: &StepInfo, name: &str, visible: &[String]) -> Diagnostic {
-    let close = crate::classify::close_matches(name, visible);
-    Diagnostic {
-        severity: Severity::Error,
-        code: "unknown_capability".into(),
-        path: step.pointer.clone(),
-        message: format!("unknown action or workflow '{name}'"),
-        hint: (!close.is_empty()).then(|| format!("close match: {}", close.join(", "))),
-    }
+    diagnostics::unknown_capability(step.pointer.clone(), "action or workflow", name, visible)
 }
 
 #[cfg(test)]

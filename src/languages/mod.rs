@@ -9,7 +9,6 @@ pub mod binding;
 pub mod mistral_v2;
 pub mod registry;
 pub mod steps;
-pub mod text_range;
 pub mod workflow_v1;
 
 use crate::catalog::CatalogView;
@@ -40,7 +39,7 @@ pub trait Language: Send + Sync {
 
     /// The diagnostic locator dialect (Part II §5.5): `"json-pointer"`, or
     /// `"text-range"` for a text language, whose locators travel inside
-    /// the gateway as [`text_range`] strings.
+    /// the gateway as [`crate::pilotage::text_range`] strings.
     fn locator(&self) -> &'static str {
         "json-pointer"
     }

@@ -12,7 +12,7 @@ use super::workflow::{Document, InputKeys, Task, Workflow};
 use crate::catalog::CatalogView;
 use crate::classify::{Diagnostic, Severity};
 use crate::languages::steps::{StepInfo, diagnostics};
-use crate::languages::text_range::TextRange;
+use crate::pilotage::text_range::TextRange;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap, HashSet};
 

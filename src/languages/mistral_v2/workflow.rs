@@ -9,7 +9,7 @@
 //! as [`Workflow::duplicate_tasks`] for the checks.
 
 use super::document::{self, Node, NodeKind};
-use crate::languages::text_range::{Position, TextRange};
+use crate::pilotage::text_range::{Position, TextRange};
 use serde_json::Value;
 
 /// Mistral's engine commands: transition targets that are not tasks.

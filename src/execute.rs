@@ -17,9 +17,10 @@ use crate::classify::Diagnostic;
 use crate::engine::{EngineError, RunState};
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::languages::{RunEnd, StepInfo, binding};
+use crate::pilotage::internal;
 use crate::pilotage::{Outcome, RequestError, RequestErrorKind, RunStatus};
 use crate::store::StoreError;
-use crate::validate::{self, internal};
+use crate::validate;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -791,7 +792,7 @@ fn store_internal(e: StoreError) -> RequestError {
 
 /// A store failure before execution, named as one (not as the engine's).
 fn store_internal_with(e: &StoreError, consequence: &str) -> RequestError {
-    validate::store_internal(e, consequence)
+    crate::pilotage::store_internal(e, consequence)
 }
 
 /// 128 random bits.

@@ -3,11 +3,13 @@
 //! and the text-range locator dialect.
 
 mod errors;
+mod failures;
 mod outcome;
 mod risk;
 pub mod text_range;
 
 pub use errors::{RequestError, RequestErrorKind};
+pub use failures::{internal, store_internal};
 pub use outcome::{Outcome, RunStatus, StepStatus};
 pub use risk::RiskHints;
 

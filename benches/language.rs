@@ -11,7 +11,8 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pilotage_gateway::config::EngineMapping;
-use pilotage_gateway::languages::workflow_v1::trace::{RunEnd, map_events};
+use pilotage_gateway::languages::RunEnd;
+use pilotage_gateway::languages::workflow_v1::trace::map_events;
 use pilotage_gateway::languages::workflow_v1::{plan, program};
 use pilotage_gateway::pilotage::RiskHints;
 use serde_json::{Value, json};

@@ -45,8 +45,8 @@ impl CatalogError {
     /// The `internal` request error of a view that failed before execution.
     pub fn before_execution(&self) -> crate::pilotage::RequestError {
         match self {
-            CatalogError::Engine(e) => crate::validate::internal(e),
-            CatalogError::Store(e) => crate::validate::store_internal(
+            CatalogError::Engine(e) => crate::pilotage::internal(e),
+            CatalogError::Store(e) => crate::pilotage::store_internal(
                 e,
                 "the caller's promoted programs could not be read; nothing was executed: retry later",
             ),

@@ -10,7 +10,7 @@ use crate::engines::SharedEngine;
 use crate::guides::GuideSet;
 use crate::metrics::Metrics;
 use crate::store::Store;
-use crate::validate::VerdictCache;
+use crate::validate::verdict::VerdictCache;
 use std::sync::{Arc, RwLock};
 
 /// Why the gateway cannot start.

@@ -216,7 +216,7 @@ async fn the_async_runner_reads_result_and_paged_log() {
         &reply.events,
         mapping,
         &steps,
-        pilotage_gateway::languages::workflow_v1::trace::RunEnd::Completed,
+        pilotage_gateway::languages::RunEnd::Completed,
     );
     let ids: Vec<&str> = trace.iter().map(|s| s["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["l", "b#1", "b#2", "s#2", "b#3", "s#3"]);

@@ -66,7 +66,7 @@ pub enum LocationSyntax {
         regex: Regex,
         pointer: String,
     },
-    /// A text language's locators (`crate::languages::text_range`): the
+    /// A text language's locators (`crate::pilotage::text_range`): the
     /// adapter has already located the problem in the program's text, so a
     /// well-formed range passes through unchanged and anything else does
     /// not resolve.
@@ -188,7 +188,7 @@ impl LocationSyntax {
                 out.push_str(rest);
                 Some(out)
             }
-            LocationSyntax::TextRange => crate::languages::text_range::TextRange::decode(location)
+            LocationSyntax::TextRange => crate::pilotage::text_range::TextRange::decode(location)
                 .map(|_| location.to_string()),
         }
     }

@@ -138,10 +138,10 @@ pub struct Diagnostic {
     pub code: String,
     /// The locator in the language's dialect: an RFC 6901 JSON Pointer into
     /// the submitted program (`""` is the whole program), or a text range
-    /// (`crate::languages::text_range`), sent as its JSON object.
+    /// (`crate::pilotage::text_range`), sent as its JSON object.
     #[serde(
-        serialize_with = "crate::languages::text_range::serialize_locator",
-        deserialize_with = "crate::languages::text_range::deserialize_locator"
+        serialize_with = "crate::pilotage::text_range::serialize_locator",
+        deserialize_with = "crate::pilotage::text_range::deserialize_locator"
     )]
     pub path: String,
     /// Human-readable text: authored by the rule, or the engine's (redacted) text.

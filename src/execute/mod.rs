@@ -19,7 +19,6 @@ use crate::gateway::{Gateway, LanguageRuntime};
 use crate::languages::StepInfo;
 use crate::pilotage::{Outcome, RequestError};
 use crate::store::StoreError;
-use crate::validate;
 use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -191,7 +190,7 @@ fn store_internal(e: StoreError) -> RequestError {
 
 /// A store failure before execution, named as one (not as the engine's).
 fn store_internal_with(e: &StoreError, consequence: &str) -> RequestError {
-    validate::store_internal(e, consequence)
+    crate::pilotage::store_internal(e, consequence)
 }
 
 /// 128 random bits.

@@ -11,7 +11,8 @@ use crate::catalog::CatalogView;
 use crate::engines::{EngineError, RunReply, RunState};
 use crate::languages::RunEnd;
 use crate::pilotage::{Outcome, RequestError, RunStatus};
-use crate::validate::{self, internal};
+use crate::pilotage::internal;
+use crate::validate;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,6 @@
 //! Languages as plug-ins: the [`Language`] trait every language implements,
-//! and one folder per language (`workflow_v1/`, ...). The validate and
+//! the step model they share ([`steps`]), and one folder per language
+//! (`workflow_v1/`, `mistral_v2/`), which never imports another. The validate and
 //! execute operations, the tools and the gateway see a language only through
 //! this trait; [`registry`] maps a `[[language]]` table's kind to its
 //! implementation, one line per language.
@@ -7,7 +8,7 @@
 pub mod binding;
 pub mod mistral_v2;
 pub mod registry;
-pub mod text_range;
+pub mod steps;
 pub mod workflow_v1;
 
 use crate::catalog::CatalogView;
@@ -21,11 +22,7 @@ use std::collections::HashMap;
 /// The step model a language's walker fills: every step with its locator,
 /// kind, called capability and enclosing constructs. The operations read
 /// only this, never a language's own program type.
-pub use workflow_v1::program::{StepInfo, StepKind};
-
-/// How a run ended, as far as the trace mapping's open constructs are
-/// concerned.
-pub use workflow_v1::trace::RunEnd;
+pub use steps::{RunEnd, StepInfo, StepKind};
 
 /// One program language as the gateway serves it. Implementations are
 /// stateless and shared by every request (`Arc<dyn Language>`).
@@ -42,7 +39,7 @@ pub trait Language: Send + Sync {
 
     /// The diagnostic locator dialect (Part II §5.5): `"json-pointer"`, or
     /// `"text-range"` for a text language, whose locators travel inside
-    /// the gateway as [`text_range`] strings.
+    /// the gateway as [`crate::pilotage::text_range`] strings.
     fn locator(&self) -> &'static str {
         "json-pointer"
     }

@@ -1,11 +1,15 @@
 //! Wire shapes of Pilotage 1.1 (Part II data model, Part III envelopes) that
-//! every tool shares: the extension identity, request errors, outcomes and risk.
+//! every tool shares: the extension identity, request errors, outcomes, risk
+//! and the text-range locator dialect.
 
 mod errors;
+mod failures;
 mod outcome;
 mod risk;
+pub mod text_range;
 
 pub use errors::{RequestError, RequestErrorKind};
+pub use failures::{internal, store_internal};
 pub use outcome::{Outcome, RunStatus, StepStatus};
 pub use risk::RiskHints;
 

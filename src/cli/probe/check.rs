@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+/// The language of the probe's programs: the one the REST engine speaks.
+const PROBE_LANGUAGE: &str = "workflow/v1";
+
 /// A program with two flaws every validator reports: an unknown capability
 /// and a set step without its value.
 fn broken_program() -> Value {
@@ -107,10 +110,9 @@ fn classify(
     table: &RuleTable,
     out: &mut Report,
 ) {
-    let steps: HashMap<String, String> = crate::languages::workflow_v1::program::steps(program)
-        .into_iter()
-        .filter_map(|s| Some((s.id?, s.pointer)))
-        .collect();
+    let steps: HashMap<String, String> = crate::languages::registry::lookup(PROBE_LANGUAGE)
+        .map(|language| language.step_locators(&language.steps(program)))
+        .unwrap_or_default();
     let ctx = ClassifyContext {
         step_pointers: &steps,
         visible_names: &[],

@@ -3,7 +3,7 @@
 //! YAML errors carry 1-based `line N, column M` marks, and many fields are
 //! JSON encoded inside strings.
 
-use crate::languages::text_range::{Position, TextRange};
+use crate::pilotage::text_range::{Position, TextRange};
 use serde_json::Value;
 
 /// The first line of `text`, trimmed (a trailing `:` that introduces the

@@ -6,7 +6,7 @@
 //! asked.
 
 use crate::config::language::Bounds;
-use crate::languages::workflow_v1::checks::serialized_size_within;
+use crate::languages::steps::bounds::{program_size, too_large};
 use crate::pilotage::RequestError;
 use serde_json::Value;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
@@ -25,19 +25,10 @@ pub struct Shape {
 /// measured by size (it is refused as a structure problem afterwards).
 pub fn check(program: &Value, bounds: &Bounds) -> Result<(), RequestError> {
     let Some(text) = program.as_str() else {
-        return serialized_size_within(program, bounds.max_program_bytes).map_err(|size| {
-            RequestError::bounds(format!(
-                "program size {size} bytes exceeds the bound of {} bytes",
-                bounds.max_program_bytes
-            ))
-        });
+        return program_size(program, bounds.max_program_bytes);
     };
     if text.len() > bounds.max_program_bytes {
-        return Err(RequestError::bounds(format!(
-            "program size {} bytes exceeds the bound of {} bytes",
-            text.len(),
-            bounds.max_program_bytes
-        )));
+        return Err(too_large(text.len(), bounds.max_program_bytes));
     }
     let found = shape(text);
     if found.depth > bounds.max_depth {

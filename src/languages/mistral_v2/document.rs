@@ -9,7 +9,7 @@
 //! bracket). Nothing here allocates before the caller has checked the
 //! program's bounds.
 
-use crate::languages::text_range::{Position, TextRange};
+use crate::pilotage::text_range::{Position, TextRange};
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 

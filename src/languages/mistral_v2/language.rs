@@ -9,8 +9,9 @@ use crate::catalog::CatalogView;
 use crate::classify::Diagnostic;
 use crate::config::EngineMapping;
 use crate::config::language::Bounds;
-use crate::languages::text_range::TextRange;
-use crate::languages::{Language, RunEnd, StepInfo, StepKind, binding};
+use crate::languages::steps::{self, Ancestors, RunEnd, StepInfo, StepKind};
+use crate::languages::{Language, binding};
+use crate::pilotage::text_range::TextRange;
 use crate::pilotage::{RequestError, RiskHints};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -68,7 +69,7 @@ impl Language for MistralV2 {
         let Some(wf) = the_workflow(program) else {
             return Vec::new();
         };
-        let no_ancestors: Arc<[(Arc<str>, bool)]> = Arc::new([]);
+        let no_ancestors: Ancestors = Arc::new([]);
         wf.tasks
             .iter()
             .map(|t| {
@@ -110,7 +111,7 @@ impl Language for MistralV2 {
     }
 
     fn step_locators(&self, steps: &[StepInfo]) -> HashMap<String, String> {
-        checks::step_locators(steps)
+        steps::locators(steps)
     }
 
     fn plan(
@@ -126,7 +127,7 @@ impl Language for MistralV2 {
     }
 
     fn plan_max_hints(&self, plan: &Value) -> RiskHints {
-        crate::languages::workflow_v1::plan::max_hints(plan)
+        steps::plan::max_hints(plan)
     }
 
     fn trace(
@@ -141,7 +142,7 @@ impl Language for MistralV2 {
     }
 
     fn summarize(&self, steps: &[Value]) -> Vec<Value> {
-        crate::languages::workflow_v1::trace::summarize(steps)
+        steps::summary::summarize(steps)
     }
 
     fn input_schema(&self, program: &Value) -> Option<Value> {

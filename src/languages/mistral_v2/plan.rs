@@ -18,8 +18,8 @@
 //!   counts as destructive.
 
 use super::workflow::{Task, Transition, Workflow};
-use crate::pilotage::RiskHints;
-use serde_json::{Map, Value, json};
+use crate::languages::steps::plan::{PlanBuilder, RiskOf};
+use serde_json::Value;
 use std::collections::HashMap;
 
 /// The branch construct of a task's transitions.
@@ -79,62 +79,32 @@ pub fn capability(task: &Task) -> Option<&str> {
 }
 
 /// Builds the plan; `risk_of` gives a visible capability's risk.
-pub fn derive(wf: &Workflow, risk_of: &dyn Fn(&str) -> Option<(String, RiskHints)>) -> Value {
+pub fn derive(wf: &Workflow, risk_of: RiskOf) -> Value {
     let placements = placements(wf);
-    let mut max = RiskHints::SAFE;
-    let mut out = Vec::new();
-    let mut push =
-        |id: String, calls: Option<&str>, arm: Option<&(String, String)>, in_loop: Option<&str>| {
-            let mut e = Map::new();
-            e.insert("id".into(), Value::String(id));
-            let (risk, hints) = match calls {
-                Some(cap) => {
-                    e.insert("calls".into(), Value::String(cap.to_string()));
-                    // Unknown risk is the worst case: fail closed.
-                    risk_of(cap).unwrap_or_else(|| {
-                        (
-                            "destructive".into(),
-                            RiskHints {
-                                read_only: false,
-                                destructive: true,
-                                open_world: true,
-                            },
-                        )
-                    })
-                }
-                None => ("safe".to_string(), RiskHints::SAFE),
-            };
-            if let Some((branch, label)) = arm {
-                e.insert("arm".into(), json!({"branch": branch, "label": label}));
-            }
-            if let Some(l) = in_loop {
-                e.insert("loop".into(), Value::String(l.to_string()));
-            }
-            e.insert("risk".into(), Value::String(risk));
-            e.insert("risk_hints".into(), hints.to_json());
-            max = max.combine(hints);
-            out.push(Value::Object(e));
-        };
+    let mut plan = PlanBuilder::new(risk_of, wf.tasks.len());
     for task in &wf.tasks {
-        let arms: Vec<Option<&(String, String)>> = match placements.get(task.name.as_str()) {
-            Some(list) => list.iter().map(Some).collect(),
+        let arms: Vec<Option<(&str, &str)>> = match placements.get(task.name.as_str()) {
+            Some(list) => list
+                .iter()
+                .map(|(branch, label)| Some((branch.as_str(), label.as_str())))
+                .collect(),
             None => vec![None],
         };
         let branches = task_transitions(wf, task).next().is_some();
         for arm in arms {
             if task.with_items.is_some() {
                 let l = loop_id(&task.name);
-                push(l.clone(), None, arm, None);
-                push(task.name.clone(), capability(task), None, Some(&l));
+                plan.step(l.clone(), None, arm, None);
+                plan.step(task.name.clone(), capability(task), None, Some(&l));
             } else {
-                push(task.name.clone(), capability(task), arm, None);
+                plan.step(task.name.clone(), capability(task), arm, None);
             }
             if branches {
-                push(branch_id(&task.name), None, arm, None);
+                plan.step(branch_id(&task.name), None, arm, None);
             }
         }
     }
-    json!({"steps": out, "max_risk": max.level(), "max_risk_hints": max.to_json()})
+    plan.finish()
 }
 
 #[cfg(test)]
@@ -142,6 +112,8 @@ mod tests {
     use super::super::fixtures::SHAPES;
     use super::super::workflow::read;
     use super::*;
+    use crate::languages::steps::plan::max_hints;
+    use crate::pilotage::RiskHints;
 
     fn risks(cap: &str) -> Option<(String, RiskHints)> {
         match cap {
@@ -218,9 +190,6 @@ mod tests {
             ]
         );
         assert_eq!(plan["max_risk"], "safe");
-        assert_eq!(
-            crate::languages::workflow_v1::plan::max_hints(&plan),
-            RiskHints::SAFE
-        );
+        assert_eq!(max_hints(&plan), RiskHints::SAFE);
     }
 }

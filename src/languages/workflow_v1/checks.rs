@@ -3,9 +3,12 @@
 //! reserved characters in step ids (Part II §3.4), names the caller cannot see
 //! (Part II §6.3, identical to unknown ones).
 
-use super::program::{StepInfo, depth, shape};
+use super::program::{depth, shape};
 use crate::classify::{Diagnostic, Severity};
 use crate::config::language::Bounds;
+use crate::languages::steps::StepInfo;
+use crate::languages::steps::bounds::program_size;
+use crate::languages::steps::diagnostics;
 use crate::pilotage::RequestError;
 use serde_json::Value;
 
@@ -21,12 +24,7 @@ pub fn bounds(program: &Value, bounds: &Bounds) -> Result<(), RequestError> {
             bounds.max_depth
         )));
     }
-    if let Err(size) = serialized_size_within(program, bounds.max_program_bytes) {
-        return Err(RequestError::bounds(format!(
-            "program size {size} bytes exceeds the bound of {} bytes",
-            bounds.max_program_bytes
-        )));
-    }
+    program_size(program, bounds.max_program_bytes)?;
     let found = shape(program);
     if found.steps > bounds.max_steps {
         return Err(RequestError::bounds(format!(
@@ -41,34 +39,6 @@ pub fn bounds(program: &Value, bounds: &Bounds) -> Result<(), RequestError> {
         )));
     }
     Ok(())
-}
-
-/// `Ok` when the compact JSON of `value` fits in `limit` bytes; otherwise
-/// `Err` with the bytes counted before the count stopped (just above the
-/// limit, or the whole size). Counting stops early, so an oversized value is
-/// never written out in full.
-pub fn serialized_size_within(value: &Value, limit: usize) -> Result<(), usize> {
-    struct Counter {
-        bytes: usize,
-        limit: usize,
-    }
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.bytes += buf.len();
-            if self.bytes > self.limit {
-                return Err(std::io::Error::other("over the limit"));
-            }
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter { bytes: 0, limit };
-    match serde_json::to_writer(&mut counter, value) {
-        Ok(()) => Ok(()),
-        Err(_) => Err(counter.bytes),
-    }
 }
 
 /// `#` and `/` are reserved for trace identity.
@@ -93,17 +63,15 @@ pub fn reserved_ids(steps: &[StepInfo]) -> Vec<Diagnostic> {
         .collect()
 }
 
-/// The diagnostic for a capability the caller cannot see: the same whether it
-/// exists for someone else or nowhere, and hints name only visible entries.
+/// The diagnostic for a capability the caller cannot see, located at the
+/// step's `capability` member.
 pub fn unknown_capability(step: &StepInfo, name: &str, visible: &[String]) -> Diagnostic {
-    let close = crate::classify::close_matches(name, visible);
-    Diagnostic {
-        severity: Severity::Error,
-        code: "unknown_capability".into(),
-        path: format!("{}/capability", step.pointer),
-        message: format!("unknown capability '{name}'"),
-        hint: (!close.is_empty()).then(|| format!("close match: {}", close.join(", "))),
-    }
+    diagnostics::unknown_capability(
+        format!("{}/capability", step.pointer),
+        "capability",
+        name,
+        visible,
+    )
 }
 
 #[cfg(test)]
@@ -139,7 +107,5 @@ mod tests {
         assert!(many.is_err_and(|e| e.message.contains("3 steps")));
         let big = bounds(&json!({"name": "x".repeat(200)}), &b);
         assert!(big.is_err_and(|e| e.message.contains("exceeds the bound of 150 bytes")));
-        assert_eq!(serialized_size_within(&json!({"a": 1}), 7), Ok(()));
-        assert!(serialized_size_within(&json!({"a": 1}), 6).is_err());
     }
 }

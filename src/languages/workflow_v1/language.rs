@@ -6,7 +6,8 @@ use crate::catalog::CatalogView;
 use crate::classify::Diagnostic;
 use crate::config::EngineMapping;
 use crate::config::language::Bounds;
-use crate::languages::{Language, RunEnd, StepInfo, binding};
+use crate::languages::steps::{self, RunEnd, StepInfo};
+use crate::languages::{Language, binding};
 use crate::pilotage::{RequestError, RiskHints};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -55,7 +56,7 @@ impl Language for WorkflowV1 {
     }
 
     fn step_locators(&self, steps: &[StepInfo]) -> HashMap<String, String> {
-        program::pointers(steps)
+        steps::locators(steps)
     }
 
     fn plan(
@@ -68,7 +69,7 @@ impl Language for WorkflowV1 {
     }
 
     fn plan_max_hints(&self, plan: &Value) -> RiskHints {
-        plan::max_hints(plan)
+        steps::plan::max_hints(plan)
     }
 
     fn trace(
@@ -83,7 +84,7 @@ impl Language for WorkflowV1 {
     }
 
     fn summarize(&self, steps: &[Value]) -> Vec<Value> {
-        trace::summarize(steps)
+        steps::summary::summarize(steps)
     }
 
     fn input_schema(&self, program: &Value) -> Option<Value> {

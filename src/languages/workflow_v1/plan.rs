@@ -3,65 +3,32 @@
 //! `arm`, loop bodies once with `loop`, and `max_risk_hints` aggregated from
 //! hints (never from risk strings).
 
-use super::program::{StepInfo, StepKind};
+use crate::languages::steps::plan::PlanBuilder;
+use crate::languages::steps::{StepInfo, StepKind};
 use crate::pilotage::RiskHints;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 /// Builds the plan; `risk_of` gives a visible capability's risk (callers only
 /// plan valid programs, so every called capability is visible).
 pub fn derive(steps: &[StepInfo], risk_of: impl Fn(&str) -> Option<(String, RiskHints)>) -> Value {
-    let mut max = RiskHints::SAFE;
-    let mut out = Vec::with_capacity(steps.len());
+    let mut plan = PlanBuilder::new(&risk_of, steps.len());
     for step in steps {
         let Some(id) = &step.id else { continue };
-        let mut entry = Map::new();
-        entry.insert("id".into(), Value::String(id.clone()));
-        let (risk, hints) = match (&step.kind, &step.capability) {
-            (StepKind::Call, Some(cap)) => {
-                entry.insert("calls".into(), Value::String(cap.clone()));
-                // Unknown risk is treated as the worst case: fail closed.
-                risk_of(cap).unwrap_or_else(|| {
-                    (
-                        "destructive".into(),
-                        RiskHints {
-                            read_only: false,
-                            destructive: true,
-                            open_world: true,
-                        },
-                    )
-                })
-            }
-            _ => ("safe".to_string(), RiskHints::SAFE),
+        let calls = match (&step.kind, &step.capability) {
+            (StepKind::Call, Some(cap)) => Some(cap.as_str()),
+            _ => None,
         };
-        if let Some((branch, label)) = &step.arm {
-            entry.insert("arm".into(), json!({"branch": &**branch, "label": label}));
-        }
-        if let Some(l) = &step.in_loop {
-            entry.insert("loop".into(), Value::String(l.to_string()));
-        }
-        entry.insert("risk".into(), Value::String(risk));
-        entry.insert("risk_hints".into(), hints.to_json());
-        max = max.combine(hints);
-        out.push(Value::Object(entry));
+        let arm = step.arm.as_ref().map(|(branch, label)| (&**branch, *label));
+        plan.step(id.clone(), calls, arm, step.in_loop.as_deref());
     }
-    json!({"steps": out, "max_risk": max.level(), "max_risk_hints": max.to_json()})
-}
-
-/// Aggregate risk of a plan (used for promoted-program entries).
-pub fn max_hints(plan: &Value) -> RiskHints {
-    plan.get("max_risk_hints")
-        .and_then(RiskHints::from_json)
-        .unwrap_or(RiskHints {
-            read_only: false,
-            destructive: true,
-            open_world: true,
-        })
+    plan.finish()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::languages::workflow_v1::program::steps;
+    use serde_json::json;
 
     #[test]
     fn plan_marks_and_aggregates() {

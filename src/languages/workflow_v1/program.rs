@@ -10,49 +10,19 @@
 //! built), and [`steps`] shares enclosing ids between the steps they enclose
 //! instead of copying them into each step.
 
+use crate::languages::steps::{Ancestors, StepInfo, StepKind};
 use serde_json::Value;
 use std::sync::Arc;
 
-/// Step kinds of `workflow/v1`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StepKind {
-    Call,
-    Branch,
-    Loop,
-    Set,
-    Other,
-}
-
-impl StepKind {
-    fn of(step: &Value) -> StepKind {
-        match step.get("kind").and_then(Value::as_str) {
-            Some("call") => StepKind::Call,
-            Some("branch") => StepKind::Branch,
-            Some("for_each") => StepKind::Loop,
-            Some("set") => StepKind::Set,
-            _ => StepKind::Other,
-        }
+/// The kind of a step object, from its `kind` member.
+fn kind_of(step: &Value) -> StepKind {
+    match step.get("kind").and_then(Value::as_str) {
+        Some("call") => StepKind::Call,
+        Some("branch") => StepKind::Branch,
+        Some("for_each") => StepKind::Loop,
+        Some("set") => StepKind::Set,
+        _ => StepKind::Other,
     }
-}
-
-/// Enclosing construct ids, outermost first, with whether each is a loop.
-/// One list per nesting level, shared by every step at that level.
-pub type Ancestors = Arc<[(Arc<str>, bool)]>;
-
-/// One step, wherever it is nested.
-#[derive(Debug, Clone)]
-pub struct StepInfo {
-    pub id: Option<String>,
-    pub kind: StepKind,
-    /// JSON Pointer of the step object, e.g. `/steps/1/then/0`.
-    pub pointer: String,
-    pub capability: Option<String>,
-    /// Innermost enclosing branch arm, when it is nearer than any loop:
-    /// `(branch id, "then" | "else")`.
-    pub arm: Option<(Arc<str>, &'static str)>,
-    /// Innermost enclosing loop id.
-    pub in_loop: Option<Arc<str>>,
-    pub ancestors: Ancestors,
 }
 
 /// What the bounds look at, measured without building anything per step.
@@ -88,7 +58,7 @@ fn measure(list: &[Value], out: &mut Shape) {
 
 /// The step lists a step encloses, with their member names.
 fn nested_lists(step: &Value) -> impl Iterator<Item = (&'static str, &[Value])> {
-    let members: &[&'static str] = match StepKind::of(step) {
+    let members: &[&'static str] = match kind_of(step) {
         StepKind::Branch => &["then", "else"],
         StepKind::Loop => &["do"],
         _ => &[],
@@ -125,7 +95,7 @@ fn walk(list: &[Value], base: &str, scope: &Scope, out: &mut Vec<StepInfo>) {
     for (i, step) in list.iter().enumerate() {
         let pointer = format!("{base}/{i}");
         let id = step.get("id").and_then(Value::as_str);
-        let kind = StepKind::of(step);
+        let kind = kind_of(step);
         out.push(StepInfo {
             id: id.map(str::to_string),
             kind,
@@ -188,14 +158,6 @@ pub fn depth(value: &Value) -> usize {
         }
     }
     max
-}
-
-/// Step id → pointer, for locators of messages that name a step.
-pub fn pointers(steps: &[StepInfo]) -> std::collections::HashMap<String, String> {
-    steps
-        .iter()
-        .filter_map(|s| Some((s.id.clone()?, s.pointer.clone())))
-        .collect()
 }
 
 #[cfg(test)]

@@ -7,20 +7,12 @@
 //! carry input, output, outcome and `t_ms`. A construct whose body did not
 //! complete gets the step status `partial` (or `timeout`).
 
-use super::program::StepInfo;
 use crate::config::{EngineMapping, EventKind, pick};
+use crate::languages::steps::{RunEnd, StepInfo};
 use crate::pilotage::{Outcome, StepStatus};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// How the run ended, as far as open constructs are concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunEnd {
-    Completed,
-    Failed,
-    TimedOut,
-}
 
 /// Maps the engine's events to trace steps at level `full`.
 pub fn map_events(
@@ -243,42 +235,6 @@ fn mark_ancestors(
     }
 }
 
-/// Largest output kept whole in a summary trace.
-pub const SUMMARY_OUTPUT_LIMIT: usize = 256;
-/// Bytes of JSON kept when an output is cut.
-pub const SUMMARY_OUTPUT_KEEP: usize = 200;
-
-/// Lowers a `full` trace's steps to `summary`: no inputs, outputs truncated
-/// per the closed-sets guide.
-pub fn summarize(steps: &[Value]) -> Vec<Value> {
-    steps
-        .iter()
-        .map(|s| {
-            let mut s = s.clone();
-            if let Some(obj) = s.as_object_mut() {
-                obj.remove("input");
-                if let Some(output) = obj.get_mut("output") {
-                    *output = truncate_output(output);
-                }
-            }
-            s
-        })
-        .collect()
-}
-
-/// `<first 200 bytes of the compact JSON>…(+N bytes)` when longer than 256.
-pub fn truncate_output(output: &Value) -> Value {
-    let text = output.to_string();
-    if text.len() <= SUMMARY_OUTPUT_LIMIT {
-        return output.clone();
-    }
-    let mut cut = SUMMARY_OUTPUT_KEEP;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    Value::String(format!("{}…(+{} bytes)", &text[..cut], text.len() - cut))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,14 +315,5 @@ mod tests {
             t[0]["decisions"],
             json!([{"at": "l", "took": "exit", "because": "no items"}])
         );
-    }
-
-    #[test]
-    fn summary_truncates_long_outputs() {
-        let long = json!({"s": "x".repeat(300)});
-        let cut = truncate_output(&long);
-        let s = cut.as_str().unwrap();
-        assert!(s.ends_with("…(+108 bytes)"), "{s}");
-        assert_eq!(truncate_output(&json!({"a": 1})), json!({"a": 1}));
     }
 }

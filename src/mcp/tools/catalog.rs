@@ -175,7 +175,7 @@ async fn changed(
         .changes_since(principal, view, baseline)
         .await
         .map_err(|e| {
-            crate::validate::store_internal(
+            crate::pilotage::store_internal(
                 &e,
                 "the changed_since baseline could not be read: retry later",
             )

@@ -1,0 +1,122 @@
+//! The validate operation (Part II §6.4), shared by the validate tool and by
+//! execute's re-validation guard (Part II §6.5.2 step 3), one file per step.
+//!
+//! Order: bounds (a request error, the language's own check) → program
+//! structure → gateway-native findings: the language's own checks, names
+//! the caller cannot see ([`visibility`]), the risk ceiling ([`ceiling`]),
+//! context binding ([`context`]) → the engine's validator through the
+//! classifier ([`engine`]) → locators ([`locate`]) and the plan. Verdicts
+//! are cached ([`verdict`]), so execute after validate does not ask the
+//! engine twice (Part IV §6); [`response`] answers the tool.
+
+pub mod ceiling;
+pub mod context;
+pub mod engine;
+pub mod locate;
+pub mod response;
+pub mod verdict;
+pub mod visibility;
+
+pub use ceiling::{RISK_CEILING, ceiling_findings};
+pub use context::context_findings;
+pub use engine::classify_problems;
+pub use locate::locate_whole_program;
+pub use response::response;
+pub use verdict::{Verdict, VerdictCache};
+
+use crate::auth::Principal;
+use crate::catalog::CatalogView;
+use crate::classify::{Diagnostic, Severity};
+use crate::gateway::{Gateway, LanguageRuntime};
+use crate::languages::StepInfo;
+use crate::pilotage::RequestError;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Arc;
+use visibility::HiddenSteps;
+
+/// Validates `program` with `context` for `principal`.
+pub async fn validate(
+    gw: &Gateway,
+    lang: &LanguageRuntime,
+    principal: &Principal,
+    view: &CatalogView,
+    program: &Value,
+    context: Option<&Value>,
+) -> Result<Arc<Verdict>, RequestError> {
+    lang.language.check_bounds(program, &lang.config.bounds)?;
+    let key = verdict::cache_key(principal, &lang.config.name, program, view, context);
+    if let Some(hit) = gw.verdicts.get(&key).await {
+        return Ok(hit);
+    }
+    let steps = lang.language.steps(program);
+    let verdict = Arc::new(compute(gw, lang, principal, view, program, context, steps).await?);
+    gw.verdicts.insert(key, verdict.clone()).await;
+    Ok(verdict)
+}
+
+async fn compute(
+    gw: &Gateway,
+    lang: &LanguageRuntime,
+    principal: &Principal,
+    view: &CatalogView,
+    program: &Value,
+    context: Option<&Value>,
+    steps: Vec<StepInfo>,
+) -> Result<Verdict, RequestError> {
+    let mut diagnostics = Vec::new();
+    diagnostics.extend(context_findings(lang, context));
+    if let Some(problem) = lang.language.structure_problem(program) {
+        diagnostics.push(problem);
+        return Ok(finish(lang, view, program, diagnostics, steps));
+    }
+    diagnostics.extend(lang.language.native_checks(program, &steps, view));
+    let hidden = HiddenSteps::find(&*lang.language, &steps, view);
+    diagnostics.extend(hidden.findings.iter().cloned());
+    diagnostics.extend(ceiling_findings(&steps, view, &principal.ceiling));
+    // Context reaches the engine only when the language declares it.
+    let engine_context = context.filter(|_| lang.context_schema.is_some());
+    let problems = lang
+        .engine
+        .check(&principal.tenant, program, engine_context)
+        .await
+        .map_err(|e| crate::pilotage::internal(&e))?;
+    let mut seen = HashSet::new();
+    for d in classify_problems(gw, lang, view, &steps, problems) {
+        if hidden.cover(&d.path) {
+            continue;
+        }
+        let fingerprint = (d.code.clone(), d.path.clone(), d.message.clone());
+        if seen.insert(fingerprint) {
+            diagnostics.push(d);
+        }
+    }
+    Ok(finish(lang, view, program, diagnostics, steps))
+}
+
+fn finish(
+    lang: &LanguageRuntime,
+    view: &CatalogView,
+    program: &Value,
+    mut diagnostics: Vec<Diagnostic>,
+    steps: Vec<StepInfo>,
+) -> Verdict {
+    locate_whole_program(lang, program, &mut diagnostics);
+    let valid = !diagnostics.iter().any(|d| d.severity == Severity::Error);
+    let plan = (valid && lang.config.capabilities.plan).then(|| {
+        lang.language.plan(program, &steps, &|cap| {
+            let hints = view.capability_risk(cap)?;
+            let risk = view
+                .get(cap)
+                .and_then(|e| e.get("risk").and_then(Value::as_str).map(str::to_string))
+                .unwrap_or_else(|| hints.level().to_string());
+            Some((risk, hints))
+        })
+    });
+    Verdict {
+        valid,
+        diagnostics,
+        plan,
+        steps,
+    }
+}

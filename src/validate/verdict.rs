@@ -1,0 +1,140 @@
+//! The verdict of one validation and the cache that keeps it (Part IV §6):
+//! keyed by (tenant, ceiling, language, catalog_version, program, context)
+//! and bounded by the verdicts' estimated bytes, so execute after validate
+//! does not ask the engine twice. The gateway holds the cache; nothing here
+//! knows the gateway.
+
+use crate::auth::Principal;
+use crate::catalog::{CatalogView, canonical_json, write_canonical_to};
+use crate::classify::Diagnostic;
+use crate::languages::{StepInfo, StepKind};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+/// The result of validating one program against one catalog view.
+#[derive(Debug)]
+pub struct Verdict {
+    pub valid: bool,
+    pub diagnostics: Vec<Diagnostic>,
+    pub plan: Option<Value>,
+    pub steps: Vec<StepInfo>,
+}
+
+/// Verdict cache shared by validate and execute, bounded by the estimated
+/// bytes of its verdicts (`cache.verdict_bytes`): a verdict's plan and
+/// diagnostics grow with its program, so a count would bound nothing.
+pub struct VerdictCache {
+    cache: moka::future::Cache<String, Arc<Verdict>>,
+}
+
+impl VerdictCache {
+    pub fn new(max_bytes: u64) -> Self {
+        Self {
+            cache: moka::future::Cache::builder()
+                .max_capacity(max_bytes)
+                .weigher(|key: &String, verdict: &Arc<Verdict>| {
+                    crate::weigh::as_weight(crate::weigh::text(key) + verdict.weight())
+                })
+                .time_to_live(std::time::Duration::from_secs(600))
+                .build(),
+        }
+    }
+
+    /// Verdicts held (moka counts lazily: settled first).
+    pub async fn entry_count(&self) -> u64 {
+        self.cache.run_pending_tasks().await;
+        self.cache.entry_count()
+    }
+
+    /// Drops every verdict (after a rule reload).
+    pub fn clear(&self) {
+        self.cache.invalidate_all();
+    }
+
+    /// The verdict cached under `key`, if any.
+    pub(super) async fn get(&self, key: &str) -> Option<Arc<Verdict>> {
+        self.cache.get(key).await
+    }
+
+    /// Caches `verdict` under `key`.
+    pub(super) async fn insert(&self, key: String, verdict: Arc<Verdict>) {
+        self.cache.insert(key, verdict).await;
+    }
+
+    /// Estimated bytes held, after pending evictions ran (tests, benchmarks).
+    pub async fn weighted_size(&self) -> u64 {
+        self.cache.run_pending_tasks().await;
+        self.cache.weighted_size()
+    }
+}
+
+impl Verdict {
+    /// Estimated heap bytes of this verdict.
+    fn weight(&self) -> u64 {
+        use crate::weigh::{json, text};
+        let diagnostics: u64 = self
+            .diagnostics
+            .iter()
+            .map(|d| {
+                text(&d.code) + text(&d.path) + text(&d.message) + d.hint.as_deref().map_or(0, text)
+            })
+            .sum();
+        let steps: u64 = self
+            .steps
+            .iter()
+            .map(|s| {
+                // Enclosing ids are shared between steps: counted once per
+                // step as a pointer, their text is in the program's weight.
+                96 + text(&s.pointer)
+                    + s.id.as_deref().map_or(0, text)
+                    + s.capability.as_deref().map_or(0, text)
+            })
+            .sum();
+        let shared: u64 = self
+            .steps
+            .iter()
+            .filter(|s| s.kind != StepKind::Call && s.kind != StepKind::Set)
+            .filter_map(|s| s.id.as_deref().map(text))
+            .sum();
+        64 + diagnostics + steps + shared + self.plan.as_ref().map_or(0, json)
+    }
+}
+
+/// The key of a verdict: everything the verdict depends on, hashed.
+pub(super) fn cache_key(
+    principal: &Principal,
+    language: &str,
+    program: &Value,
+    view: &CatalogView,
+    context: Option<&Value>,
+) -> String {
+    let mut h = Sha256::new();
+    // Principals of one tenant share verdicts unless their ceilings differ.
+    let ceiling = format!("{:?}", principal.ceiling);
+    for part in [&principal.tenant, language, &view.version, &ceiling] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    // Streamed into the hash: a large program is never written out whole.
+    let mut sink = HashSink(&mut h);
+    let _ = write_canonical_to(program, &mut sink);
+    h.update([0]);
+    if let Some(c) = context {
+        h.update(canonical_json(c).as_bytes());
+    }
+    hex::encode(h.finalize())
+}
+
+/// `io::Write` into a SHA-256 state.
+struct HashSink<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashSink<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

@@ -14,7 +14,7 @@
 use crate::auth::Principal;
 use crate::catalog::{CatalogView, KIND_PROGRAM, canonical_json};
 use crate::classify::Diagnostic;
-use crate::engine::{EngineError, RunState};
+use crate::engines::{EngineError, RunState};
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::languages::{RunEnd, StepInfo, binding};
 use crate::pilotage::{Outcome, RequestError, RequestErrorKind, RunStatus};

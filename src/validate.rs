@@ -11,7 +11,7 @@ use crate::auth::Principal;
 use crate::auth::policy::RiskCeiling;
 use crate::catalog::{CatalogView, canonical_json, write_canonical_to};
 use crate::classify::{ClassifyContext, Diagnostic, EngineProblem, Severity};
-use crate::engine::{EngineError, RawProblem};
+use crate::engines::{EngineError, RawProblem};
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::languages::{StepInfo, StepKind, binding};
 use crate::pilotage::RequestError;

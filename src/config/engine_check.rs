@@ -2,8 +2,8 @@
 //! its key and the fix, so a mapping that cannot work never starts.
 
 use super::{EngineConfig, Runner, StateMeaning};
-use crate::engine::answer::is_status_key;
-use crate::engine::body::{encoding_problem, placeholder, unknown_placeholders};
+use crate::engines::rest::answer::is_status_key;
+use crate::engines::rest::body::{encoding_problem, placeholder, unknown_placeholders};
 
 /// (key, problem, fix) for everything wrong with the engine settings.
 pub fn engine_problems(engine: &EngineConfig) -> Vec<(String, String, String)> {

@@ -3,7 +3,8 @@
 
 use super::{Report, Verdict, quoted};
 use crate::config::{Config, pick_field, value_text};
-use crate::engine::{CatalogFetch, EngineClient};
+use crate::engines::CatalogFetch;
+use crate::engines::rest::EngineClient;
 use std::collections::BTreeSet;
 
 pub(super) async fn catalog(

@@ -10,7 +10,7 @@ mod run;
 
 use crate::classify::RuleTable;
 use crate::config::Config;
-use crate::engine::EngineClient;
+use crate::engines::rest::EngineClient;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;

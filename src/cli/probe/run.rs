@@ -3,7 +3,8 @@
 
 use super::{ProbeInput, Report, Verdict, quoted};
 use crate::config::{ArmMeaning, Config, EventKind, pick, value_text};
-use crate::engine::{EngineClient, EngineError, RunState};
+use crate::engines::rest::EngineClient;
+use crate::engines::{EngineError, RunState};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -448,7 +448,7 @@ async fn run(
     };
     let full_steps = lang
         .language
-        .trace(&program, &events, lang.engine.mapping(), &steps, end);
+        .trace(&program, &events, lang.engine.profile(), &steps, end);
     if end == RunEnd::Failed
         && outcome.status == RunStatus::Error.as_str()
         && any_call_succeeded(&full_steps)

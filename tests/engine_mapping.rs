@@ -211,11 +211,11 @@ async fn the_async_runner_reads_result_and_paged_log() {
     );
     // enter + 3 × (next + decide) + 2 sets + exit = 10 records: three pages of 4.
     assert_eq!(reply.events.len(), 10, "{:?}", reply.events);
-    let mapping = &cfg.engine.mapping;
+    let profile = EngineClient::new(&cfg.engine).profile().clone();
     let steps = pilotage_gateway::languages::workflow_v1::program::steps(&program);
     let trace = pilotage_gateway::languages::workflow_v1::trace::map_events(
         &reply.events,
-        mapping,
+        &profile,
         &steps,
         pilotage_gateway::languages::workflow_v1::trace::RunEnd::Completed,
     );

@@ -1,9 +1,10 @@
 //! Start-up checks of `[engine]` and `[engine.mapping]`: every problem names
 //! its key and the fix, so a mapping that cannot work never starts.
 
-use super::{EngineConfig, Runner, StateMeaning};
+use super::EngineConfig;
 use crate::engines::rest::answer::is_status_key;
 use crate::engines::rest::body::{encoding_problem, placeholder, unknown_placeholders};
+use crate::engines::rest::mapping::{Runner, StateMeaning};
 
 /// (key, problem, fix) for everything wrong with the engine settings.
 pub fn engine_problems(engine: &EngineConfig) -> Vec<(String, String, String)> {

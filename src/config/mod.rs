@@ -7,7 +7,6 @@
 //! one folder.
 
 pub mod cache;
-mod engine;
 mod engine_check;
 mod engine_env;
 pub mod language;
@@ -17,12 +16,6 @@ pub mod policy;
 mod secrets;
 mod store_check;
 
-pub use engine::{
-    ArmMeaning, CallOutcome, CallPath, CatalogFields, CheckMapping, CheckMeaning, EffectRisk,
-    Encoding, Encodings, EngineMapping, EventKind, EventMapping, LevelMeaning, LogMapping,
-    OutputMapping, PLACEHOLDERS, PollMapping, RunMapping, RunMeaning, Runner, StateMeaning, pick,
-    pick_field, value_text,
-};
 pub use language::{CapabilityConfig, LanguageConfig, LoopTools};
 pub use oauth::{IssuerConfig, OAuthConfig};
 
@@ -247,7 +240,7 @@ pub struct EngineConfig {
     pub retry_backoff_ms: u64,
     /// How the engine's REST dialect maps onto Pilotage.
     #[serde(default)]
-    pub mapping: EngineMapping,
+    pub mapping: crate::engines::rest::mapping::EngineMapping,
     /// PEM file of a private CA trusted, besides the system roots, for an
     /// `https://` engine URL.
     #[serde(default)]

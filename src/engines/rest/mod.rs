@@ -12,12 +12,15 @@ pub mod answer;
 pub mod body;
 mod catalog;
 mod check;
+pub mod mapping;
 mod poll;
 mod run;
 mod transport;
 
 pub use super::{CatalogFetch, EngineError, RawProblem, RunReply, RunState};
-use crate::config::{EngineConfig, EngineMapping};
+use crate::config::EngineConfig;
+use crate::engines::profile::EngineProfile;
+use mapping::EngineMapping;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +31,8 @@ pub struct EngineClient {
     http: reqwest::Client,
     base: String,
     mapping: EngineMapping,
+    /// The neutral part of `mapping`, as the catalog and traces read it.
+    profile: EngineProfile,
     call_timeout: Duration,
     in_flight: Arc<tokio::sync::Semaphore>,
     retries: u32,
@@ -55,6 +60,7 @@ impl EngineClient {
             http,
             base: config.url.trim_end_matches('/').to_string(),
             mapping: config.mapping.clone(),
+            profile: config.mapping.profile(),
             call_timeout: Duration::from_millis(config.timeout_ms),
             in_flight: Arc::new(tokio::sync::Semaphore::new(config.max_in_flight().max(1))),
             retries: config.retries,
@@ -84,6 +90,11 @@ impl EngineClient {
         &self.mapping
     }
 
+    /// What the catalog and the traces read of this engine.
+    pub fn profile(&self) -> &EngineProfile {
+        &self.profile
+    }
+
     fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }
@@ -110,8 +121,8 @@ pub fn decode(value: Value) -> Value {
 
 #[async_trait::async_trait]
 impl super::Engine for EngineClient {
-    fn mapping(&self) -> &EngineMapping {
-        EngineClient::mapping(self)
+    fn profile(&self) -> &EngineProfile {
+        EngineClient::profile(self)
     }
 
     async fn healthy(&self) -> bool {

@@ -4,9 +4,10 @@
 
 use super::answer::{error_paths, error_text, state_meaning, status_meaning};
 use super::body::{self, Fill};
+use super::mapping::{RunMeaning, Runner, StateMeaning};
 use super::transport::Call;
 use super::{EngineClient, EngineError, RunReply, RunState, decode};
-use crate::config::{RunMeaning, Runner, StateMeaning, pick, value_text};
+use crate::engines::json_path::{pick, pick_field, value_text};
 use reqwest::Method;
 use serde_json::Value;
 use std::time::Duration;
@@ -175,7 +176,7 @@ impl EngineClient {
             engine_run_id: pick(status, &m.run_id).and_then(value_text),
             state,
             result,
-            error: crate::config::pick_field(status, paths.error).and_then(value_text),
+            error: pick_field(status, paths.error).and_then(value_text),
             events,
             problems,
         })

@@ -4,8 +4,8 @@
 use super::{checks, plan, program, trace};
 use crate::catalog::CatalogView;
 use crate::classify::Diagnostic;
-use crate::config::EngineMapping;
 use crate::config::language::Bounds;
+use crate::engines::profile::EngineProfile;
 use crate::languages::{Language, RunEnd, StepInfo, binding};
 use crate::pilotage::{RequestError, RiskHints};
 use serde_json::Value;
@@ -75,7 +75,7 @@ impl Language for WorkflowV1 {
         &self,
         _program: &Value,
         events: &[Value],
-        mapping: &EngineMapping,
+        mapping: &EngineProfile,
         steps: &[StepInfo],
         end: RunEnd,
     ) -> Vec<Value> {

@@ -78,7 +78,7 @@ async fn the_async_runner_cancels_a_run_past_its_deadline() {
     let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |cfg| {
         apply_dialect(cfg, "c");
         cfg.engine.run_deadline_ms = 300;
-        cfg.engine.mapping.run.poll.grace_ms = 0;
+        cfg.engine.adapter["mapping"]["run"]["poll"]["grace_ms"] = toml::Value::Integer(0);
     })
     .await;
     let mut c = env.client(ACME_OPS);

@@ -70,10 +70,13 @@ impl MistralEngine {
             http,
             base,
             root,
-            settings: config.mistral.clone().unwrap_or_default(),
+            // Validated at start; unreadable settings read as the defaults.
+            settings: settings::read(config).unwrap_or_default(),
             profile: profile(),
             call_timeout: Duration::from_millis(config.timeout_ms),
-            in_flight: tokio::sync::Semaphore::new(config.max_in_flight().max(1)),
+            in_flight: tokio::sync::Semaphore::new(
+                config.max_in_flight_or(settings::DEFAULT_IN_FLIGHT).max(1),
+            ),
             retries: config.retries,
             retry_backoff: Duration::from_millis(config.retry_backoff_ms),
             metrics: None,

@@ -25,6 +25,9 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Concurrent calls of a REST engine whose table sets no `max_in_flight`.
+pub const DEFAULT_IN_FLIGHT: usize = 64;
+
 /// Client for one engine.
 #[derive(Clone)]
 pub struct EngineClient {
@@ -49,6 +52,9 @@ impl EngineClient {
     /// A client that also trusts `roots` (a private CA) for an https engine.
     pub fn with_roots(config: &EngineConfig, roots: Vec<reqwest::Certificate>) -> Self {
         crate::tls::install_crypto_provider();
+        // Validated at start; a client built without that check reads an
+        // unreadable mapping as the defaults.
+        let mapping = mapping::read(config).unwrap_or_default();
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(64)
             .tcp_nodelay(true)
@@ -59,10 +65,12 @@ impl EngineClient {
         Self {
             http,
             base: config.url.trim_end_matches('/').to_string(),
-            mapping: config.mapping.clone(),
-            profile: config.mapping.profile(),
+            profile: mapping.profile(),
+            mapping,
             call_timeout: Duration::from_millis(config.timeout_ms),
-            in_flight: Arc::new(tokio::sync::Semaphore::new(config.max_in_flight().max(1))),
+            in_flight: Arc::new(tokio::sync::Semaphore::new(
+                config.max_in_flight_or(DEFAULT_IN_FLIGHT).max(1),
+            )),
             retries: config.retries,
             retry_backoff: Duration::from_millis(config.retry_backoff_ms),
             metrics: None,

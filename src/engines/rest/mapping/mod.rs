@@ -11,6 +11,7 @@
 
 mod body;
 mod check;
+pub mod problems;
 mod run;
 
 pub use body::{Encoding, Encodings, PLACEHOLDERS};
@@ -19,6 +20,7 @@ pub use run::{
     CallPath, LogMapping, OutputMapping, PollMapping, RunMapping, RunMeaning, Runner, StateMeaning,
 };
 
+use crate::config::EngineConfig;
 use crate::engines::profile::{CatalogFields, EffectRisk, EngineProfile, EventMapping};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -76,5 +78,20 @@ impl EngineMapping {
             events: self.events.clone(),
             effects: self.effects.clone(),
         }
+    }
+}
+
+/// The key of the REST adapter's own table under an engine's table.
+pub const TABLE: &str = "mapping";
+
+/// The mapping of an engine table (the defaults when it has none), or why
+/// its `[engine.mapping]` does not read.
+pub fn read(config: &EngineConfig) -> Result<EngineMapping, String> {
+    match config.adapter.get(TABLE) {
+        None => Ok(EngineMapping::default()),
+        Some(table) => table
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| e.message().to_string()),
     }
 }

@@ -14,6 +14,7 @@ mod catalog;
 mod check;
 pub mod mapping;
 mod poll;
+mod reply;
 mod run;
 mod transport;
 

@@ -6,7 +6,7 @@
 use super::answer::{error_paths, error_text, state_meaning};
 use super::body::effective_deadline;
 use super::mapping::StateMeaning;
-use super::run::ReplyPaths;
+use super::reply::ReplyPaths;
 use super::transport::{Answer, Call};
 use super::{EngineClient, EngineError, RunReply, RunState, decode};
 use crate::engines::json_path::{pick, value_text};

@@ -224,6 +224,13 @@ mod tests {
                 "engine.mapping.run.log.path",
             ),
             ("max_in_flight = 0", "", "engine.max_in_flight"),
+            ("urll = \"http://x\"", "", "engine.urll"),
+            (
+                "",
+                "[engine.mapping]\ntenant_headr = \"X-T\"",
+                "engine.mapping",
+            ),
+            ("", "[engine.mistral]\npage_size = 5", "engine.mistral"),
         ] {
             let found = problems(engine_keys, mapping);
             assert!(

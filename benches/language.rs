@@ -10,7 +10,7 @@
 //! branch takes `then`: 380 events, 300 trace steps.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pilotage_gateway::config::EngineMapping;
+use pilotage_gateway::engines::profile::EngineProfile;
 use pilotage_gateway::languages::RunEnd;
 use pilotage_gateway::languages::workflow_v1::trace::map_events;
 use pilotage_gateway::languages::workflow_v1::{plan, program};
@@ -119,7 +119,7 @@ fn bench(c: &mut Criterion) {
     .map(|name| (name, RiskHints::SAFE))
     .collect();
     let risk_of = |cap: &str| risks.get(cap).map(|h| (h.level().to_string(), *h));
-    let mapping = EngineMapping::default();
+    let mapping = EngineProfile::default();
     let trace = map_events(&events, &mapping, &steps, RunEnd::Completed);
     assert_eq!(trace.len(), 300);
 

@@ -16,7 +16,8 @@
 //! changed.
 
 use crate::auth::Principal;
-use crate::config::{CatalogFields, EffectRisk, EngineMapping, pick, pick_field};
+use crate::engines::json_path::{pick, pick_field};
+use crate::engines::profile::{CatalogFields, EffectRisk, EngineProfile};
 use crate::engines::{CatalogFetch, EngineError, SharedEngine};
 use crate::pilotage::RiskHints;
 use crate::store::Store;
@@ -150,7 +151,7 @@ pub struct CatalogService {
     engine: SharedEngine,
     store: Arc<dyn Store>,
     fields: CatalogFields,
-    mapping: EngineMapping,
+    mapping: EngineProfile,
     /// Bounded by the estimated bytes of each tenant's mapped catalog.
     tenants: moka::sync::Cache<String, Arc<TenantSlot>>,
     /// (scope, version) pairs already written as baselines by this instance,
@@ -164,7 +165,7 @@ impl CatalogService {
     /// `max_bytes` bounds the cached catalogs (seven eighths) and the
     /// baseline markers (one eighth).
     pub fn new(engine: SharedEngine, store: Arc<dyn Store>, max_bytes: u64) -> Self {
-        let mapping = engine.mapping().clone();
+        let mapping = engine.profile().clone();
         Self {
             engine,
             store,

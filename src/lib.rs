@@ -8,8 +8,6 @@ pub mod classify;
 pub mod cli;
 pub mod config;
 pub mod engines;
-/// The engine client as the rest of the gateway names it.
-pub use engines::rest as engine;
 pub mod execute;
 pub mod gateway;
 pub mod guides;

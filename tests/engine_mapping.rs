@@ -9,7 +9,8 @@ mod common;
 use common::{ACME_OPS, Engine, TestEnv, apply_dialect, repo_path, write_program};
 use pilotage_gateway::classify::{ClassifyContext, EngineProblem, RuleTable, Severity};
 use pilotage_gateway::config::Config;
-use pilotage_gateway::engine::{EngineClient, RunState};
+use pilotage_gateway::engines::RunState;
+use pilotage_gateway::engines::rest::EngineClient;
 use serde_json::json;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -77,7 +78,7 @@ async fn the_async_runner_cancels_a_run_past_its_deadline() {
     let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |cfg| {
         apply_dialect(cfg, "c");
         cfg.engine.run_deadline_ms = 300;
-        cfg.engine.mapping.run.poll.grace_ms = 0;
+        cfg.engine.adapter["mapping"]["run"]["poll"]["grace_ms"] = toml::Value::Integer(0);
     })
     .await;
     let mut c = env.client(ACME_OPS);
@@ -210,11 +211,11 @@ async fn the_async_runner_reads_result_and_paged_log() {
     );
     // enter + 3 × (next + decide) + 2 sets + exit = 10 records: three pages of 4.
     assert_eq!(reply.events.len(), 10, "{:?}", reply.events);
-    let mapping = &cfg.engine.mapping;
+    let profile = EngineClient::new(&cfg.engine).profile().clone();
     let steps = pilotage_gateway::languages::workflow_v1::program::steps(&program);
     let trace = pilotage_gateway::languages::workflow_v1::trace::map_events(
         &reply.events,
-        mapping,
+        &profile,
         &steps,
         pilotage_gateway::languages::RunEnd::Completed,
     );

@@ -186,7 +186,7 @@ async fn the_catalog_lists_the_standard_actions_with_schemas_and_risks() {
             .unwrap()
             .starts_with("Echo action.")
     );
-    let mapping = engine.mapping();
+    let mapping = engine.profile();
     for (name, effect, risk) in [
         ("std.echo", "safe", "safe"),
         ("std.http", "external", "external"),
@@ -220,7 +220,7 @@ async fn the_catalog_lists_the_standard_actions_with_schemas_and_risks() {
     );
     let http = entries.iter().find(|e| e["name"] == "std.http").unwrap();
     assert!(http.get("effect").is_none(), "{http}");
-    assert!(narrow.mapping().effect_risk("").is_none());
+    assert!(narrow.profile().effect_risk("").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread")]

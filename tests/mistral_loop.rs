@@ -646,15 +646,21 @@ async fn another_tenant_cannot_see_runs_and_mistral_projects_differ() {
 async fn actions_the_configuration_hides_from_a_tenant_answer_like_unknown_ones() {
     let m = MistralEnv::start_with(|cfg| {
         let b = cfg.auth.keys[1].tenant.clone();
-        let settings = cfg
-            .engines
-            .get_mut(mistral::ENGINE)
-            .unwrap()
-            .mistral
-            .get_or_insert_with(Default::default);
+        let table = |value: &mut toml::Value| value.as_table_mut().expect("a table").clone();
+        let engine = cfg.engines.get_mut(mistral::ENGINE).unwrap();
+        let settings = engine
+            .adapter
+            .entry("mistral")
+            .or_insert(toml::Value::Table(Default::default()));
+        let mut visibility = settings
+            .get_mut("visibility")
+            .map(table)
+            .unwrap_or_default();
+        visibility.insert(b, toml::Value::from(vec!["std.echo", "std.noop"]));
         settings
-            .visibility
-            .insert(b, vec!["std.echo".into(), "std.noop".into()]);
+            .as_table_mut()
+            .expect("[engines.NAME.mistral] is a table")
+            .insert("visibility".into(), toml::Value::Table(visibility));
     })
     .await;
     let a = m.session(&m.a).await;

@@ -1,8 +1,8 @@
 //! Environment overrides of a named engine's URL: `PILOTAGE_ENGINES_<NAME>_URL`
 //! replaces `[engines.NAME] url`, as `PILOTAGE_ENGINE_URL` replaces
 //! `[engine] url`, so one configuration file serves a host install and a
-//! container network alike (the compose `mistral` profile points its gateway
-//! at the `mistral` service this way).
+//! container network alike (a compose profile points its gateway at another
+//! service this way).
 //!
 //! `<NAME>` is the engine's name in upper case with every character other
 //! than a letter or digit written `_`. A variable of that shape that names no
@@ -73,8 +73,7 @@ mod tests {
     const TWO_ENGINES: &str = r#"
 [engine]
 url = "http://127.0.0.1:7070"
-[engines.mistral]
-kind = "mistral"
+[engines.orders]
 url = "http://127.0.0.1:8989/v2"
 [engines.side-b]
 url = "http://127.0.0.1:7071"
@@ -86,7 +85,7 @@ url = "http://127.0.0.1:7071"
 
     #[test]
     fn names_become_upper_case_variables() {
-        assert_eq!(url_variable("mistral"), "PILOTAGE_ENGINES_MISTRAL_URL");
+        assert_eq!(url_variable("orders"), "PILOTAGE_ENGINES_ORDERS_URL");
         assert_eq!(url_variable("side-b.2"), "PILOTAGE_ENGINES_SIDE_B_2_URL");
     }
 
@@ -94,10 +93,10 @@ url = "http://127.0.0.1:7071"
     fn a_set_variable_replaces_only_its_engine() {
         let mut c = config();
         let problems = c.apply_env(|k| {
-            (k == "PILOTAGE_ENGINES_MISTRAL_URL").then(|| "http://mistral:8989/v2".to_string())
+            (k == "PILOTAGE_ENGINES_ORDERS_URL").then(|| "http://orders:8989/v2".to_string())
         });
         assert!(problems.is_empty(), "{problems:?}");
-        assert_eq!(c.engines["mistral"].url, "http://mistral:8989/v2");
+        assert_eq!(c.engines["orders"].url, "http://orders:8989/v2");
         assert_eq!(c.engines["side-b"].url, "http://127.0.0.1:7071");
         assert_eq!(c.engine.url, "http://127.0.0.1:7070");
     }
@@ -105,23 +104,23 @@ url = "http://127.0.0.1:7071"
     #[test]
     fn an_empty_variable_keeps_the_file() {
         let mut c = config();
-        c.apply_env(|k| (k == "PILOTAGE_ENGINES_MISTRAL_URL").then(|| " ".to_string()));
-        assert_eq!(c.engines["mistral"].url, "http://127.0.0.1:8989/v2");
+        c.apply_env(|k| (k == "PILOTAGE_ENGINES_ORDERS_URL").then(|| " ".to_string()));
+        assert_eq!(c.engines["orders"].url, "http://127.0.0.1:8989/v2");
     }
 
     #[test]
     fn a_variable_naming_no_engine_is_a_problem() {
         let c = config();
         let problems = c.unknown_engine_url_variables([
-            "PILOTAGE_ENGINES_MISTRAL_URL",
-            "PILOTAGE_ENGINES_MISTRLA_URL",
+            "PILOTAGE_ENGINES_ORDERS_URL",
+            "PILOTAGE_ENGINES_ORDRES_URL",
             "PILOTAGE_ENGINE_URL",
             "HOME",
         ]);
         assert_eq!(problems.len(), 1, "{problems:?}");
-        assert_eq!(problems[0].key, "PILOTAGE_ENGINES_MISTRLA_URL");
+        assert_eq!(problems[0].key, "PILOTAGE_ENGINES_ORDRES_URL");
         assert!(
-            problems[0].fix.contains("PILOTAGE_ENGINES_MISTRAL_URL"),
+            problems[0].fix.contains("PILOTAGE_ENGINES_ORDERS_URL"),
             "{}",
             problems[0].fix
         );

@@ -6,11 +6,13 @@
 //! an engine table's `kind` names.
 
 pub mod call;
+pub mod json_path;
 pub mod mistral;
+pub mod profile;
 pub mod registry;
 pub mod rest;
 
-use crate::config::EngineMapping;
+use profile::EngineProfile;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -80,9 +82,9 @@ pub enum EngineError {
 #[async_trait::async_trait]
 pub trait Engine: Send + Sync {
     /// How the catalog, events and effects of this engine read (an adapter
-    /// that builds its own answers fixes its mapping; the REST adapter's
-    /// comes from the configuration).
-    fn mapping(&self) -> &EngineMapping;
+    /// that builds its own answers fixes its profile; the REST adapter's
+    /// comes from its configured mapping).
+    fn profile(&self) -> &EngineProfile;
 
     /// Readiness: the engine answers its health probe.
     async fn healthy(&self) -> bool;

@@ -1,8 +1,11 @@
-//! Which adapter serves an engine table: one line per adapter, selected by
-//! the table's `kind`. Adding an engine adapter is its folder under
-//! `src/engines/` plus its line here.
+//! Which adapter serves an engine table: one row per adapter, selected by
+//! the table's `kind`. A row carries everything the rest of the gateway
+//! needs of an adapter: the name of its own table, its default call bound,
+//! its start-up checks and its builder. Adding an engine adapter is its
+//! folder under `src/engines/` plus its row here.
 
 use super::SharedEngine;
+use super::{mistral, rest};
 use crate::config::EngineConfig;
 use crate::metrics::Metrics;
 use std::sync::Arc;
@@ -11,15 +14,48 @@ use std::sync::Arc;
 /// and the metrics its calls are recorded in.
 type Connect = fn(&EngineConfig, Vec<reqwest::Certificate>, Arc<Metrics>) -> SharedEngine;
 
-/// Every adapter this build has, by kind.
-const ADAPTERS: &[(&str, Connect)] = &[
-    ("rest", |config, roots, metrics| {
-        Arc::new(super::rest::EngineClient::with_roots(config, roots).with_metrics(metrics))
-    }),
-    ("mistral", |config, roots, metrics| {
-        Arc::new(super::mistral::MistralEngine::new(config, roots).with_metrics(metrics))
-    }),
+/// (key under `engine`, problem, fix) for an engine table of this kind.
+type Problems = fn(&EngineConfig) -> Vec<(String, String, String)>;
+
+/// One adapter this build has.
+pub struct Adapter {
+    /// The `kind` that selects it.
+    pub kind: &'static str,
+    /// Its own table under the engine's table (`[engine.<table>]`).
+    pub table: &'static str,
+    /// Concurrent calls when the table sets no `max_in_flight`.
+    pub default_in_flight: usize,
+    /// Its start-up checks of the table (its own table included).
+    pub problems: Problems,
+    pub connect: Connect,
+}
+
+/// Every adapter this build has, the default kind first.
+const ADAPTERS: &[Adapter] = &[
+    Adapter {
+        kind: "rest",
+        table: rest::mapping::TABLE,
+        default_in_flight: rest::DEFAULT_IN_FLIGHT,
+        problems: rest::mapping::problems::engine_problems,
+        connect: |config, roots, metrics| {
+            Arc::new(rest::EngineClient::with_roots(config, roots).with_metrics(metrics))
+        },
+    },
+    Adapter {
+        kind: "mistral",
+        table: mistral::settings::TABLE,
+        default_in_flight: mistral::settings::DEFAULT_IN_FLIGHT,
+        problems: mistral::settings::engine_problems,
+        connect: |config, roots, metrics| {
+            Arc::new(mistral::MistralEngine::new(config, roots).with_metrics(metrics))
+        },
+    },
 ];
+
+/// The row of `kind`, if this build has one.
+pub fn adapter(kind: &str) -> Option<&'static Adapter> {
+    ADAPTERS.iter().find(|a| a.kind == kind)
+}
 
 /// The adapter of `config.kind`, or `None` when this build has none (the
 /// configuration check reports it first).
@@ -28,13 +64,83 @@ pub fn connect(
     roots: Vec<reqwest::Certificate>,
     metrics: Arc<Metrics>,
 ) -> Option<SharedEngine> {
-    ADAPTERS
-        .iter()
-        .find(|(kind, _)| *kind == config.kind)
-        .map(|(_, connect)| connect(config, roots, metrics))
+    adapter(&config.kind).map(|a| (a.connect)(config, roots, metrics))
 }
 
 /// The kinds this build can serve (for configuration errors).
 pub fn kinds() -> Vec<&'static str> {
-    ADAPTERS.iter().map(|(k, _)| *k).collect()
+    ADAPTERS.iter().map(|a| a.kind).collect()
+}
+
+/// The bound on concurrent calls of an engine table: the configured one,
+/// else its adapter's default.
+pub fn max_in_flight(config: &EngineConfig) -> usize {
+    let default =
+        adapter(&config.kind).map_or(ADAPTERS[0].default_in_flight, |a| a.default_in_flight);
+    config.max_in_flight_or(default)
+}
+
+/// (key under `engine`, problem, fix) for everything wrong with an engine
+/// table that its adapter owns: its kind, its call bound, the keys beyond
+/// the common ones, and the adapter's own checks.
+pub fn problems(config: &EngineConfig) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let Some(adapter) = adapter(&config.kind) else {
+        out.push((
+            "engine.kind".into(),
+            format!("no engine adapter is called '{}'", config.kind),
+            format!("use one of: {}", kinds().join(", ")),
+        ));
+        return out;
+    };
+    if max_in_flight(config) == 0 {
+        out.push((
+            "engine.max_in_flight".into(),
+            "0 would never let a call through".into(),
+            format!(
+                "allow at least 1 concurrent engine call ({})",
+                in_flight_defaults()
+            ),
+        ));
+    }
+    for key in config.adapter.keys() {
+        if key == adapter.table {
+            continue;
+        }
+        match ADAPTERS.iter().find(|a| a.table == key) {
+            Some(other) => out.push((
+                format!("engine.{key}"),
+                format!(
+                    "{} settings on an engine of kind '{}'",
+                    other.kind, config.kind
+                ),
+                format!(
+                    "set kind = \"{}\", or remove the {key} table",
+                    other.kind
+                ),
+            )),
+            None => out.push((
+                format!("engine.{key}"),
+                format!("not a key of an engine of kind '{}'", config.kind),
+                format!(
+                    "remove it; an engine takes kind, url, timeout_ms, run_deadline_ms, max_in_flight, retries, retry_backoff_ms, ca_file and [{}]",
+                    adapter.table
+                ),
+            )),
+        }
+    }
+    out.extend((adapter.problems)(config));
+    out
+}
+
+/// "default 64; 8 for kind \"…\"": every adapter's default call bound.
+fn in_flight_defaults() -> String {
+    let mut text = format!("default {}", ADAPTERS[0].default_in_flight);
+    for a in &ADAPTERS[1..] {
+        text.push_str(&format!(
+            "; {} for kind \"{}\"",
+            a.default_in_flight, a.kind
+        ));
+    }
+    text
 }

@@ -151,7 +151,7 @@ fn traced(ex: &Exec<'_>, runnable: &Runnable, ended: Ended, started: Instant) ->
     let trace = lang.language.trace(
         &runnable.program,
         &events,
-        lang.engine.mapping(),
+        lang.engine.profile(),
         &runnable.steps,
         end,
     );

@@ -13,8 +13,8 @@ pub mod workflow_v1;
 
 use crate::catalog::CatalogView;
 use crate::classify::Diagnostic;
-use crate::config::EngineMapping;
 use crate::config::language::Bounds;
+use crate::engines::profile::EngineProfile;
 use crate::pilotage::{RequestError, RiskHints};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -98,7 +98,7 @@ pub trait Language: Send + Sync {
         &self,
         program: &Value,
         events: &[Value],
-        mapping: &EngineMapping,
+        mapping: &EngineProfile,
         steps: &[StepInfo],
         end: RunEnd,
     ) -> Vec<Value>;

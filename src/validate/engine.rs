@@ -3,7 +3,7 @@
 
 use crate::catalog::CatalogView;
 use crate::classify::{ClassifyContext, Diagnostic, EngineProblem, Severity};
-use crate::engine::RawProblem;
+use crate::engines::RawProblem;
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::languages::StepInfo;
 

@@ -230,7 +230,7 @@ pub fn apply_dialect(cfg: &mut Config, dialect: &str) {
     let text = std::fs::read_to_string(&path).expect("read the dialect's config");
     let other = Config::parse(&text, &path).expect("parse the dialect's config");
     let rules = other.resolve(&other.languages[0].classifier);
-    cfg.engine.mapping = other.engine.mapping;
+    cfg.engine.adapter = other.engine.adapter;
     for lang in &mut cfg.languages {
         lang.classifier = rules.display().to_string();
     }

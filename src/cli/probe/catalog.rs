@@ -2,17 +2,13 @@
 //! of a refused call.
 
 use super::{Report, Verdict, quoted};
-use crate::config::{Config, pick_field, value_text};
-use crate::engine::{CatalogFetch, EngineClient};
+use crate::engines::CatalogFetch;
+use crate::engines::json_path::{pick_field, value_text};
+use crate::engines::rest::EngineClient;
 use std::collections::BTreeSet;
 
-pub(super) async fn catalog(
-    client: &EngineClient,
-    config: &Config,
-    tenant: &str,
-    out: &mut Report,
-) {
-    let m = &config.engine.mapping;
+pub(super) async fn catalog(client: &EngineClient, tenant: &str, out: &mut Report) {
+    let m = client.mapping();
     let caps = match client.catalog(tenant, None).await {
         Ok(CatalogFetch::Fresh { capabilities, .. }) => capabilities,
         Ok(CatalogFetch::NotModified) => Vec::new(),
@@ -86,7 +82,7 @@ pub(super) async fn catalog(
     let mut unknown = BTreeSet::new();
     for cap in &caps {
         if let Some(effect) = pick_field(cap, &f.effect).and_then(value_text)
-            && m.effect_risk(&effect).is_none()
+            && client.profile().effect_risk(&effect).is_none()
         {
             unknown.insert(effect);
         }

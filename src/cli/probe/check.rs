@@ -3,7 +3,8 @@
 
 use super::{Report, Verdict, quoted};
 use crate::classify::{ClassifyContext, EngineProblem, RuleTable, Severity};
-use crate::engine::{EngineClient, RawProblem};
+use crate::engines::RawProblem;
+use crate::engines::rest::EngineClient;
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;

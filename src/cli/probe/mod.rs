@@ -10,7 +10,7 @@ mod run;
 
 use crate::classify::RuleTable;
 use crate::config::Config;
-use crate::engine::EngineClient;
+use crate::engines::rest::EngineClient;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -74,7 +74,7 @@ pub fn harmless_program() -> (Value, Value) {
 pub async fn probe(config: &Config, input: &ProbeInput) -> Vec<Finding> {
     let client = EngineClient::new(&config.engine);
     let mut out = Report::default();
-    catalog::catalog(&client, config, &input.tenant, &mut out).await;
+    catalog::catalog(&client, &input.tenant, &mut out).await;
     catalog::error_body(&client, &mut out).await;
     check::check(&client, &input.tenant, &input.rules, &mut out).await;
     run::dry_run(&client, config, input, &mut out).await;

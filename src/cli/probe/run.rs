@@ -2,8 +2,11 @@
 //! read through the value tables and the counter base.
 
 use super::{ProbeInput, Report, Verdict, quoted};
-use crate::config::{ArmMeaning, Config, EventKind, pick, value_text};
-use crate::engine::{EngineClient, EngineError, RunState};
+use crate::config::Config;
+use crate::engines::json_path::{pick, value_text};
+use crate::engines::profile::{ArmMeaning, EngineProfile, EventKind};
+use crate::engines::rest::EngineClient;
+use crate::engines::{EngineError, RunState};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -85,11 +88,10 @@ pub(super) async fn dry_run(
             reply.result.to_string(),
         );
     }
-    events(&reply.events, config, out);
+    events(&reply.events, client.profile(), out);
 }
 
-fn events(events: &[Value], config: &Config, out: &mut Report) {
-    let m = &config.engine.mapping;
+fn events(events: &[Value], m: &EngineProfile, out: &mut Report) {
     if events.is_empty() {
         out.push(
             Verdict::Missing,

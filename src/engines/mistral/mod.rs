@@ -23,8 +23,9 @@ pub mod workflows;
 pub use client::project;
 pub use settings::MistralSettings;
 
+use super::profile::{CatalogFields, EffectRisk, EngineProfile};
 use super::{CatalogFetch, Engine, EngineError, RawProblem, RunReply};
-use crate::config::{CatalogFields, EffectRisk, EngineConfig, EngineMapping};
+use crate::config::EngineConfig;
 use crate::metrics::Metrics;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -43,7 +44,7 @@ pub struct MistralEngine {
     /// The API root (`GET /` answers without auth): the health probe.
     root: String,
     settings: MistralSettings,
-    mapping: EngineMapping,
+    profile: EngineProfile,
     call_timeout: Duration,
     in_flight: tokio::sync::Semaphore,
     retries: u32,
@@ -69,10 +70,13 @@ impl MistralEngine {
             http,
             base,
             root,
-            settings: config.mistral.clone().unwrap_or_default(),
-            mapping: mapping(),
+            // Validated at start; unreadable settings read as the defaults.
+            settings: settings::read(config).unwrap_or_default(),
+            profile: profile(),
             call_timeout: Duration::from_millis(config.timeout_ms),
-            in_flight: tokio::sync::Semaphore::new(config.max_in_flight().max(1)),
+            in_flight: tokio::sync::Semaphore::new(
+                config.max_in_flight_or(settings::DEFAULT_IN_FLIGHT).max(1),
+            ),
             retries: config.retries,
             retry_backoff: Duration::from_millis(config.retry_backoff_ms),
             metrics: None,
@@ -86,17 +90,10 @@ impl MistralEngine {
     }
 }
 
-/// How the catalog reads this adapter's entries, and the four effects.
-fn mapping() -> EngineMapping {
-    let effect = |risk: &str, read_only, destructive, open_world| EffectRisk {
-        risk: risk.into(),
-        read_only,
-        destructive,
-        open_world,
-    };
-    EngineMapping {
-        tenant_header: "X-Project-Id".into(),
-        health_path: "/".into(),
+/// How the catalog reads this adapter's entries (as `actions` builds them),
+/// and the four effects.
+fn profile() -> EngineProfile {
+    EngineProfile {
         catalog: CatalogFields {
             path: "/actions".into(),
             list: "actions".into(),
@@ -111,15 +108,21 @@ fn mapping() -> EngineMapping {
             volatile: Vec::new(),
         },
         effects: BTreeMap::from([
-            ("safe".into(), effect("safe", true, false, false)),
-            ("write".into(), effect("write", false, false, false)),
-            ("external".into(), effect("external", false, false, true)),
+            ("safe".into(), EffectRisk::new("safe", true, false, false)),
+            (
+                "write".into(),
+                EffectRisk::new("write", false, false, false),
+            ),
+            (
+                "external".into(),
+                EffectRisk::new("external", false, false, true),
+            ),
             (
                 "destructive".into(),
-                effect("destructive", false, true, true),
+                EffectRisk::new("destructive", false, true, true),
             ),
         ]),
-        ..EngineMapping::default()
+        ..EngineProfile::default()
     }
 }
 
@@ -134,8 +137,8 @@ fn program_text(program: &Value) -> Result<&str, EngineError> {
 
 #[async_trait::async_trait]
 impl Engine for MistralEngine {
-    fn mapping(&self) -> &EngineMapping {
-        &self.mapping
+    fn profile(&self) -> &EngineProfile {
+        &self.profile
     }
 
     async fn healthy(&self) -> bool {

@@ -4,6 +4,7 @@
 //! working engine.
 
 use super::risk::{EFFECTS, RiskRule, default_rules, glob_problem};
+use crate::config::EngineConfig;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -47,6 +48,53 @@ pub const MAX_IN_FLIGHT: usize = 10;
 
 /// Default concurrent calls for a `mistral` engine.
 pub const DEFAULT_IN_FLIGHT: usize = 8;
+
+/// The key of this adapter's own table under an engine's table.
+pub const TABLE: &str = "mistral";
+
+/// The settings of an engine table (the defaults when it has none), or why
+/// its `[engine.mistral]` does not read.
+pub fn read(config: &EngineConfig) -> Result<MistralSettings, String> {
+    match config.adapter.get(TABLE) {
+        None => Ok(MistralSettings::default()),
+        Some(table) => table
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| e.message().to_string()),
+    }
+}
+
+/// The `kind = "mistral"` checks of an engine table: its settings, its URL
+/// and its call bound, as (key under `engine`, problem, fix).
+pub fn engine_problems(engine: &EngineConfig) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    if !engine.url.trim_end_matches('/').ends_with("/v2") {
+        out.push((
+            "engine.url".into(),
+            format!("'{}' is not Mistral's v2 API base", engine.url),
+            "end the URL with /v2, e.g. http://127.0.0.1:8989/v2".into(),
+        ));
+    }
+    let in_flight = engine.max_in_flight_or(DEFAULT_IN_FLIGHT);
+    if in_flight > MAX_IN_FLIGHT {
+        out.push((
+            "engine.max_in_flight".into(),
+            format!(
+                "{in_flight} concurrent calls overrun Mistral's API ({MAX_IN_FLIGHT} worker threads; it resets connections beyond its queue)"
+            ),
+            "use at most 10 (default 8)".into(),
+        ));
+    }
+    match read(engine) {
+        Ok(settings) => out.extend(settings.problems()),
+        Err(why) => out.push((
+            format!("engine.{TABLE}"),
+            why,
+            "correct the mistral table (docs/mistral.md lists every key)".into(),
+        )),
+    }
+    out
+}
 
 impl MistralSettings {
     /// The visibility globs of `tenant` (`None`: every action).
@@ -122,5 +170,144 @@ impl MistralSettings {
             );
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+    use std::path::Path;
+
+    /// The problems of a `kind = "mistral"` engine with `keys` and a
+    /// `[engine.mistral]` table of `settings`.
+    fn mistral_problems(url: &str, keys: &str, settings: &str) -> Vec<String> {
+        let text = format!(
+            "[session]\nsecret = \"0123456789abcdef0123\"\n\
+             [engine]\nurl = \"http://127.0.0.1:1\"\n\
+             [engines.m]\nkind = \"mistral\"\nurl = \"{url}\"\n{keys}\n[engines.m.mistral]\n{settings}\n"
+        );
+        Config::parse(&text, Path::new("gateway.toml"))
+            .expect("parses")
+            .validate()
+            .into_iter()
+            .filter(|p| p.key.starts_with("engine"))
+            .map(|p| {
+                assert_eq!(p.file, "gateway.toml");
+                assert!(!p.fix.is_empty());
+                format!("{}: {}", p.key, p.problem)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_mistral_engine_with_defaults_is_valid_and_bounded_to_eight_calls() {
+        assert!(
+            mistral_problems("http://127.0.0.1:1/v2", "", "").is_empty(),
+            "{:?}",
+            mistral_problems("http://127.0.0.1:1/v2", "", "")
+        );
+        let config = Config::parse(
+            "[engine]\nurl = \"http://127.0.0.1:1/v2\"\nkind = \"mistral\"\n",
+            Path::new("g.toml"),
+        )
+        .unwrap();
+        assert_eq!(crate::engines::registry::max_in_flight(&config.engine), 8);
+        let rest = Config::parse("[engine]\nurl = \"http://x\"\n", Path::new("g.toml")).unwrap();
+        assert_eq!(crate::engines::registry::max_in_flight(&rest.engine), 64);
+    }
+
+    #[test]
+    fn every_wrong_mistral_key_is_named() {
+        for (url, keys, settings, key) in [
+            ("http://127.0.0.1:1", "", "", "engines.m.url"),
+            (
+                "http://127.0.0.1:1/v2",
+                "max_in_flight = 11",
+                "",
+                "engines.m.max_in_flight",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "risk = [{ glob = \"std.*\", effect = \"harmless\" }]",
+                "engines.m.mistral.risk[0].effect",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "risk = [{ glob = \"\", effect = \"safe\" }]",
+                "engines.m.mistral.risk[0].glob",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "visibility = { acme = [\"std.echo\", \"std .x\"] }",
+                "engines.m.mistral.visibility.\"acme\"[1]",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "poll_interval_ms = 0",
+                "engines.m.mistral.poll_interval_ms",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "poll_interval_ms = 100\nmax_poll_interval_ms = 50",
+                "engines.m.mistral.max_poll_interval_ms",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "page_size = 0",
+                "engines.m.mistral.page_size",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "",
+                "max_pages = 0",
+                "engines.m.mistral.max_pages",
+            ),
+            (
+                "http://127.0.0.1:1/v2",
+                "kind = \"rest\"",
+                "",
+                "engines.m.mistral",
+            ),
+        ] {
+            let keys_and_kind = keys.to_string();
+            let found = if keys.starts_with("kind") {
+                let text = format!(
+                    "[session]\nsecret = \"0123456789abcdef0123\"\n[engine]\nurl = \"http://127.0.0.1:1\"\n\
+                     [engines.m]\n{keys_and_kind}\nurl = \"{url}\"\n[engines.m.mistral]\n"
+                );
+                Config::parse(&text, Path::new("gateway.toml"))
+                    .expect("parses")
+                    .validate()
+                    .into_iter()
+                    .map(|p| format!("{}: {}", p.key, p.problem))
+                    .collect()
+            } else {
+                mistral_problems(url, keys, settings)
+            };
+            assert!(
+                found.iter().any(|p| p.starts_with(&format!("{key}:"))),
+                "{key} not named for {keys:?} {settings:?}: {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_mistral_keys_are_refused_at_start() {
+        let text = "[engine]\nurl = \"http://127.0.0.1:1/v2\"\nkind = \"mistral\"\n[engine.mistral]\npoll_ms = 5\n";
+        let problems = Config::parse(text, Path::new("gateway.toml"))
+            .expect("parses")
+            .validate();
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.key == "engine.mistral" && p.problem.contains("poll_ms")),
+            "{problems:?}"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! Reading an engine answer through the mapping: what its HTTP status means,
 //! where its error text is, and the value tables of levels and states.
 
-use crate::config::{EngineMapping, LevelMeaning, StateMeaning, pick, value_text};
+use super::mapping::{EngineMapping, LevelMeaning, StateMeaning};
+use crate::engines::json_path::{pick, value_text};
 use reqwest::StatusCode;
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //! placeholder with no value (no context given) drops its key. Any other value
 //! is sent as written, so nested objects and constant fields are plain TOML.
 
-use crate::config::{Encoding, Encodings, PLACEHOLDERS};
+use super::mapping::{Encoding, Encodings, PLACEHOLDERS};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use std::time::Duration;

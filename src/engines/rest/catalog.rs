@@ -4,7 +4,7 @@
 use super::answer::{error_paths, error_text};
 use super::transport::{Answer, Call};
 use super::{CatalogFetch, EngineClient, EngineError};
-use crate::config::{pick, value_text};
+use crate::engines::json_path::{pick, value_text};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 

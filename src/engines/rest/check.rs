@@ -3,9 +3,10 @@
 
 use super::answer::{error_paths, error_text, level_meaning, status_meaning};
 use super::body::{self, Fill};
+use super::mapping::{CheckMeaning, LevelMeaning};
 use super::transport::Call;
 use super::{EngineClient, EngineError, RawProblem};
-use crate::config::{CheckMeaning, LevelMeaning, pick, value_text};
+use crate::engines::json_path::{pick, value_text};
 use reqwest::Method;
 use serde_json::Value;
 

@@ -12,15 +12,22 @@ pub mod answer;
 pub mod body;
 mod catalog;
 mod check;
+pub mod mapping;
 mod poll;
+mod reply;
 mod run;
 mod transport;
 
 pub use super::{CatalogFetch, EngineError, RawProblem, RunReply, RunState};
-use crate::config::{EngineConfig, EngineMapping};
+use crate::config::EngineConfig;
+use crate::engines::profile::EngineProfile;
+use mapping::EngineMapping;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// Concurrent calls of a REST engine whose table sets no `max_in_flight`.
+pub const DEFAULT_IN_FLIGHT: usize = 64;
 
 /// Client for one engine.
 #[derive(Clone)]
@@ -28,6 +35,8 @@ pub struct EngineClient {
     http: reqwest::Client,
     base: String,
     mapping: EngineMapping,
+    /// The neutral part of `mapping`, as the catalog and traces read it.
+    profile: EngineProfile,
     call_timeout: Duration,
     in_flight: Arc<tokio::sync::Semaphore>,
     retries: u32,
@@ -44,6 +53,9 @@ impl EngineClient {
     /// A client that also trusts `roots` (a private CA) for an https engine.
     pub fn with_roots(config: &EngineConfig, roots: Vec<reqwest::Certificate>) -> Self {
         crate::tls::install_crypto_provider();
+        // Validated at start; a client built without that check reads an
+        // unreadable mapping as the defaults.
+        let mapping = mapping::read(config).unwrap_or_default();
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(64)
             .tcp_nodelay(true)
@@ -54,9 +66,12 @@ impl EngineClient {
         Self {
             http,
             base: config.url.trim_end_matches('/').to_string(),
-            mapping: config.mapping.clone(),
+            profile: mapping.profile(),
+            mapping,
             call_timeout: Duration::from_millis(config.timeout_ms),
-            in_flight: Arc::new(tokio::sync::Semaphore::new(config.max_in_flight().max(1))),
+            in_flight: Arc::new(tokio::sync::Semaphore::new(
+                config.max_in_flight_or(DEFAULT_IN_FLIGHT).max(1),
+            )),
             retries: config.retries,
             retry_backoff: Duration::from_millis(config.retry_backoff_ms),
             metrics: None,
@@ -82,6 +97,11 @@ impl EngineClient {
 
     pub fn mapping(&self) -> &EngineMapping {
         &self.mapping
+    }
+
+    /// What the catalog and the traces read of this engine.
+    pub fn profile(&self) -> &EngineProfile {
+        &self.profile
     }
 
     fn url(&self, path: &str) -> String {
@@ -110,8 +130,8 @@ pub fn decode(value: Value) -> Value {
 
 #[async_trait::async_trait]
 impl super::Engine for EngineClient {
-    fn mapping(&self) -> &EngineMapping {
-        EngineClient::mapping(self)
+    fn profile(&self) -> &EngineProfile {
+        EngineClient::profile(self)
     }
 
     async fn healthy(&self) -> bool {

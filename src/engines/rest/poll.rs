@@ -5,10 +5,11 @@
 
 use super::answer::{error_paths, error_text, state_meaning};
 use super::body::effective_deadline;
-use super::run::ReplyPaths;
+use super::mapping::StateMeaning;
+use super::reply::ReplyPaths;
 use super::transport::{Answer, Call};
 use super::{EngineClient, EngineError, RunReply, RunState, decode};
-use crate::config::{StateMeaning, pick, value_text};
+use crate::engines::json_path::{pick, value_text};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::Method;
 use serde_json::Value;

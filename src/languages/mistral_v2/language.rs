@@ -7,8 +7,8 @@ use super::workflow::{self, Document, Workflow};
 use super::{bounds, checks, input, plan, trace};
 use crate::catalog::CatalogView;
 use crate::classify::Diagnostic;
-use crate::config::EngineMapping;
 use crate::config::language::Bounds;
+use crate::engines::profile::EngineProfile;
 use crate::languages::steps::{self, Ancestors, RunEnd, StepInfo, StepKind};
 use crate::languages::{Language, binding};
 use crate::pilotage::text_range::TextRange;
@@ -134,7 +134,7 @@ impl Language for MistralV2 {
         &self,
         program: &Value,
         events: &[Value],
-        _mapping: &EngineMapping,
+        _mapping: &EngineProfile,
         _steps: &[StepInfo],
         end: RunEnd,
     ) -> Vec<Value> {
@@ -278,7 +278,7 @@ mod robustness {
             let _ = l.trace(
                 &p,
                 &events,
-                &EngineMapping::default(),
+                &EngineProfile::default(),
                 &steps,
                 RunEnd::Failed,
             );

@@ -4,8 +4,8 @@
 use super::{checks, plan, program, trace};
 use crate::catalog::CatalogView;
 use crate::classify::Diagnostic;
-use crate::config::EngineMapping;
 use crate::config::language::Bounds;
+use crate::engines::profile::EngineProfile;
 use crate::languages::steps::{self, RunEnd, StepInfo};
 use crate::languages::{Language, binding};
 use crate::pilotage::{RequestError, RiskHints};
@@ -76,7 +76,7 @@ impl Language for WorkflowV1 {
         &self,
         _program: &Value,
         events: &[Value],
-        mapping: &EngineMapping,
+        mapping: &EngineProfile,
         steps: &[StepInfo],
         end: RunEnd,
     ) -> Vec<Value> {

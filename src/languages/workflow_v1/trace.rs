@@ -7,7 +7,8 @@
 //! carry input, output, outcome and `t_ms`. A construct whose body did not
 //! complete gets the step status `partial` (or `timeout`).
 
-use crate::config::{EngineMapping, EventKind, pick};
+use crate::engines::json_path::pick;
+use crate::engines::profile::{EngineProfile, EventKind};
 use crate::languages::steps::{RunEnd, StepInfo};
 use crate::pilotage::{Outcome, StepStatus};
 use serde_json::{Map, Value, json};
@@ -17,7 +18,7 @@ use std::sync::Arc;
 /// Maps the engine's events to trace steps at level `full`.
 pub fn map_events(
     events: &[Value],
-    mapping: &EngineMapping,
+    mapping: &EngineProfile,
     steps: &[StepInfo],
     end: RunEnd,
 ) -> Vec<Value> {
@@ -255,7 +256,7 @@ mod tests {
         ];
         let t = map_events(
             &events,
-            &EngineMapping::default(),
+            &EngineProfile::default(),
             &steps(&program),
             RunEnd::Failed,
         );
@@ -275,12 +276,13 @@ mod tests {
             {"id": "l", "kind": "for_each", "do": [
                 {"id": "b", "kind": "branch", "when": {}, "then": [{"id": "c", "kind": "call", "capability": "x"}]}]}
         ]});
-        let mut mapping = EngineMapping {
+        let mut mapping = EngineProfile {
             case_insensitive_values: true,
-            ..EngineMapping::default()
+            ..EngineProfile::default()
         };
         mapping.events.counter_base = 0;
-        mapping.events.outcomes = [("OK".to_string(), crate::config::CallOutcome::Ok)].into();
+        mapping.events.outcomes =
+            [("OK".to_string(), crate::engines::profile::CallOutcome::Ok)].into();
         let events = vec![
             json!({"type": "LOOP_ENTER", "step": "l", "count": 1, "iter": []}),
             json!({"type": "Loop_Next", "step": "l", "iter": []}),
@@ -310,7 +312,7 @@ mod tests {
             json!({"type": "loop_enter", "step": "l", "count": 0, "iter": []}),
             json!({"type": "loop_exit", "step": "l", "iterations": 0, "ms": 0, "iter": []}),
         ];
-        let t = map_events(&events, &EngineMapping::default(), &[], RunEnd::Completed);
+        let t = map_events(&events, &EngineProfile::default(), &[], RunEnd::Completed);
         assert_eq!(
             t[0]["decisions"],
             json!([{"at": "l", "took": "exit", "because": "no items"}])

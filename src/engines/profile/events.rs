@@ -1,4 +1,5 @@
-//! `[engine.mapping.events]`: the runner's event log, its value tables and
+//! `[engine.mapping.events]` of the REST adapter, and the event reading of
+//! every engine profile: the runner's event log, its value tables and
 //! counter base.
 
 use serde::Deserialize;

@@ -1,90 +1,81 @@
-//! `[engine.mapping]`: where the engine's REST dialect keeps each thing.
+//! What the rest of the gateway reads of an engine, whichever adapter serves
+//! it: the fields of a catalog entry, what each effect value risks, and how
+//! the runner's events read. Every adapter produces one [`EngineProfile`];
+//! the catalog and the languages' traces see an engine's data only through it.
 //!
-//! Every default below is the reference engine's dialect, so a config that says
-//! nothing talks to it. Adapting the gateway to another engine means overriding
-//! these keys (see docs/adapting.md): endpoint paths, the tenant header, request
-//! bodies as JSON templates with typed placeholders, field paths (dotted paths into
-//! the engine's JSON), value tables for every enumerated value the gateway reads,
-//! what each HTTP status of a run or check answer means, and how an asynchronous
-//! runner is polled.
+//! The defaults are the reference engine's dialect (the REST adapter's
+//! defaults), so a configuration that says nothing talks to it.
 
-mod body;
-mod check;
 mod events;
-mod run;
 
-pub use body::{Encoding, Encodings, PLACEHOLDERS};
-pub use check::{CheckMapping, CheckMeaning, LevelMeaning};
 pub use events::{ArmMeaning, CallOutcome, EventKind, EventMapping};
-pub use run::{
-    CallPath, LogMapping, OutputMapping, PollMapping, RunMapping, RunMeaning, Runner, StateMeaning,
-};
 
+use super::json_path::{pick, value_text};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct EngineMapping {
-    /// Header carrying the tenant on every engine call.
-    pub tenant_header: String,
-    /// Readiness probe (GET, any 2xx is ready).
-    pub health_path: String,
+/// The engine-neutral reading of one engine.
+#[derive(Debug, Clone)]
+pub struct EngineProfile {
     /// Whether value tables match engine values regardless of case.
     pub case_insensitive_values: bool,
-    /// Where an error body keeps its text, tried in order (`fault.message`).
-    pub error_paths: Vec<String>,
     pub catalog: CatalogFields,
-    pub check: CheckMapping,
-    pub run: RunMapping,
     pub events: EventMapping,
     /// Engine effect value → Pilotage risk. A value not in the table is the
     /// most dangerous risk (destructive, open world).
     pub effects: BTreeMap<String, EffectRisk>,
 }
 
-impl Default for EngineMapping {
+impl Default for EngineProfile {
     fn default() -> Self {
-        let effect = |risk: &str, read_only, destructive, open_world| EffectRisk {
-            risk: risk.into(),
-            read_only,
-            destructive,
-            open_world,
-        };
         Self {
-            tenant_header: "X-Tenant".into(),
-            health_path: "/healthz".into(),
             case_insensitive_values: false,
-            error_paths: vec!["error".into()],
             catalog: CatalogFields::default(),
-            check: CheckMapping::default(),
-            run: RunMapping::default(),
             events: EventMapping::default(),
             effects: BTreeMap::from([
-                ("read".into(), effect("safe", true, false, false)),
-                ("write".into(), effect("write", false, false, false)),
-                ("external".into(), effect("external", false, false, true)),
-                ("delete".into(), effect("destructive", false, true, false)),
+                ("read".into(), EffectRisk::new("safe", true, false, false)),
+                (
+                    "write".into(),
+                    EffectRisk::new("write", false, false, false),
+                ),
+                (
+                    "external".into(),
+                    EffectRisk::new("external", false, false, true),
+                ),
+                (
+                    "delete".into(),
+                    EffectRisk::new("destructive", false, true, false),
+                ),
             ]),
         }
     }
 }
 
-impl EngineMapping {
+/// Looks an engine value up in a value table, regardless of case when
+/// `case_insensitive`.
+pub fn lookup<'t, T>(
+    table: &'t BTreeMap<String, T>,
+    value: &str,
+    case_insensitive: bool,
+) -> Option<&'t T> {
+    if let Some(found) = table.get(value) {
+        return Some(found);
+    }
+    if case_insensitive {
+        return table
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(value))
+            .map(|(_, v)| v);
+    }
+    None
+}
+
+impl EngineProfile {
     /// Looks an engine value up in a value table (`case_insensitive_values`
     /// honoured). Non-string values are looked up by their JSON text
     /// (`true`, `0`).
     pub fn lookup<'t, T>(&self, table: &'t BTreeMap<String, T>, value: &str) -> Option<&'t T> {
-        if let Some(found) = table.get(value) {
-            return Some(found);
-        }
-        if self.case_insensitive_values {
-            return table
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(value))
-                .map(|(_, v)| v);
-        }
-        None
+        lookup(table, value, self.case_insensitive_values)
     }
 
     /// What an event is; `Err` carries a kind no table lists.
@@ -131,15 +122,6 @@ impl EngineMapping {
     }
 }
 
-/// The text of a scalar engine value as value tables see it.
-pub fn value_text(value: &serde_json::Value) -> Option<String> {
-    match value {
-        serde_json::Value::String(s) => Some(s.clone()),
-        serde_json::Value::Null => None,
-        other => Some(other.to_string()),
-    }
-}
-
 /// The risk an engine effect value stands for (Part II §5.3).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -150,6 +132,17 @@ pub struct EffectRisk {
     pub destructive: bool,
     #[serde(rename = "openWorld")]
     pub open_world: bool,
+}
+
+impl EffectRisk {
+    pub fn new(risk: &str, read_only: bool, destructive: bool, open_world: bool) -> Self {
+        Self {
+            risk: risk.into(),
+            read_only,
+            destructive,
+            open_world,
+        }
+    }
 }
 
 /// The capability listing.
@@ -189,22 +182,5 @@ impl Default for CatalogFields {
             deprecated: "deprecated".into(),
             volatile: vec!["usage_count".into(), "updated_at".into()],
         }
-    }
-}
-
-/// Reads a dotted path (`stats.calls`) out of a JSON value.
-pub fn pick<'a>(value: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
-    if path.is_empty() {
-        return Some(value);
-    }
-    path.split('.').try_fold(value, |v, key| v.get(key))
-}
-
-/// Like `pick`, but an empty path means "the engine has no such field".
-pub fn pick_field<'a>(value: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
-    if path.is_empty() {
-        None
-    } else {
-        pick(value, path)
     }
 }

@@ -1,0 +1,96 @@
+//! `[engine]` and `[engines.NAME]`: the keys every engine table has, whichever
+//! adapter serves it. An adapter's own tables (`[engine.mapping]` of the REST
+//! adapter, for instance) are kept as written: the adapter's row in
+//! `engines::registry` reads and checks them, so this file knows no adapter.
+
+use serde::Deserialize;
+
+/// The name of the `[engine]` table among the named engines.
+pub const DEFAULT_ENGINE: &str = "default";
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct EngineConfig {
+    /// Which adapter talks to this engine (`rest`, the configurable REST
+    /// mapping, unless named; see `engines::registry`).
+    #[serde(default = "default_engine_kind")]
+    pub kind: String,
+    /// Base URL of the engine's REST API (`PILOTAGE_ENGINE_URL`).
+    pub url: String,
+    /// Upper bound of one catalog or check call.
+    #[serde(default = "default_engine_timeout")]
+    pub timeout_ms: u64,
+    /// Default and maximum run deadline handed to the engine.
+    #[serde(default = "default_run_deadline")]
+    pub run_deadline_ms: u64,
+    /// Most calls this instance has open to the engine at once; further
+    /// calls wait for a free slot. Unset: the adapter's default.
+    #[serde(default, rename = "max_in_flight")]
+    pub max_in_flight_setting: Option<usize>,
+    /// Extra attempts for calls that are safe to repeat (catalog, check,
+    /// status and log reads) after a transport failure or a 429/502/503/504.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    /// First wait before a retry; doubled for each further one.
+    #[serde(default = "default_retry_backoff")]
+    pub retry_backoff_ms: u64,
+    /// PEM file of a private CA trusted, besides the system roots, for an
+    /// `https://` engine URL.
+    #[serde(default)]
+    pub ca_file: String,
+    /// Every other key of the table: the adapter's own tables, as written.
+    /// The adapter's registry row reads them and refuses the keys it does
+    /// not know, so a typo still stops the start.
+    #[serde(flatten)]
+    pub adapter: toml::Table,
+}
+
+impl EngineConfig {
+    /// The bound on concurrent engine calls: the configured one, else the
+    /// adapter's `default`.
+    pub fn max_in_flight_or(&self, default: usize) -> usize {
+        self.max_in_flight_setting.unwrap_or(default)
+    }
+
+    /// (key, problem, fix) for the keys every engine has, with `prefix`
+    /// (`engine` or `engines.NAME`) before each key; `is_file` tells whether
+    /// a configured path names a file.
+    pub fn problems(
+        &self,
+        prefix: &str,
+        is_file: impl Fn(&str) -> bool,
+    ) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
+            out.push((
+                format!("{prefix}.url"),
+                format!("'{}' is not an http(s) URL", self.url),
+                "set the engine base URL, e.g. http://127.0.0.1:7070".into(),
+            ));
+        }
+        if !self.ca_file.is_empty() && !is_file(&self.ca_file) {
+            out.push((
+                format!("{prefix}.ca_file"),
+                format!("'{}' is not a file", self.ca_file),
+                "name a PEM file of CA certificates (relative paths start at this file's folder)"
+                    .into(),
+            ));
+        }
+        out
+    }
+}
+
+fn default_engine_kind() -> String {
+    "rest".into()
+}
+fn default_engine_timeout() -> u64 {
+    5000
+}
+fn default_retries() -> u32 {
+    2
+}
+fn default_retry_backoff() -> u64 {
+    50
+}
+fn default_run_deadline() -> u64 {
+    30_000
+}

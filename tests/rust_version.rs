@@ -46,7 +46,13 @@ fn workspace_root() -> &'static Path {
 fn metadata() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--locked", "--manifest-path"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--locked",
+            "--manifest-path",
+        ])
         .arg(workspace_root().join("Cargo.toml"))
         .output()
         .expect("cargo metadata starts");
@@ -60,9 +66,10 @@ fn metadata() -> Value {
 
 fn package_rust_version(package: &Value) -> Option<RustVersion> {
     let text = package["rust_version"].as_str()?;
-    Some(RustVersion::parse(text).unwrap_or_else(|| {
-        panic!("{}: unreadable rust-version {text:?}", package["name"])
-    }))
+    Some(
+        RustVersion::parse(text)
+            .unwrap_or_else(|| panic!("{}: unreadable rust-version {text:?}", package["name"])),
+    )
 }
 
 fn is_member(metadata: &Value, package: &Value) -> bool {
@@ -81,7 +88,11 @@ fn highest_need(metadata: &Value) -> (String, RustVersion) {
         .filter(|package| !is_member(metadata, package))
         .filter_map(|package| {
             let needs = package_rust_version(package)?;
-            let name = format!("{} {}", package["name"].as_str()?, package["version"].as_str()?);
+            let name = format!(
+                "{} {}",
+                package["name"].as_str()?,
+                package["version"].as_str()?
+            );
             Some((name, needs))
         })
         .max_by_key(|(_, needs)| *needs)
@@ -162,7 +173,8 @@ fn a_missing_or_low_member_claim_is_reported() {
     low["packages"][member_index]["rust_version"] = json!(lower.to_string());
     let problems = shortfalls(&low);
     assert!(
-        problems.len() == 1 && problems[0].starts_with(&format!("legacy-engine claims rust-version {lower}")),
+        problems.len() == 1
+            && problems[0].starts_with(&format!("legacy-engine claims rust-version {lower}")),
         "{problems:?}"
     );
 }
@@ -172,7 +184,10 @@ fn readme_and_images_use_the_claimed_rust_version() {
     let claimed = claimed(&metadata());
     let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README.md");
     let set_up = format!("Rust {claimed} or later");
-    assert!(readme.contains(&set_up), "README.md should say \"{set_up}\"");
+    assert!(
+        readme.contains(&set_up),
+        "README.md should say \"{set_up}\""
+    );
     for dockerfile in ["deploy/Dockerfile", "deploy/legacy-engine/Dockerfile"] {
         let text = std::fs::read_to_string(workspace_root().join(dockerfile)).expect(dockerfile);
         let toolchain = text

@@ -222,8 +222,44 @@ fn serve_page(listener: tokio::net::TcpListener, html: String) {
     });
 }
 
+/// What a browser reaches after DNS rebinding, when the attacker's name
+/// resolves to the gateway: one origin serving the attacker's page at `/`
+/// and the gateway at `/mcp`. A proxy on the page's port plays that part,
+/// handing `/mcp` requests on untouched, `Host` and `Origin` included.
+fn serve_rebound(listener: tokio::net::TcpListener, html: String, gateway: String) {
+    let forward = move |req: axum::extract::Request| {
+        let gateway = gateway.clone();
+        async move {
+            let (parts, body) = req.into_parts();
+            let body = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+            let mut out = reqwest::Client::new()
+                .request(parts.method, &gateway)
+                .body(body);
+            for (name, value) in &parts.headers {
+                out = out.header(name, value);
+            }
+            let answer = out.send().await.unwrap();
+            let status = answer.status();
+            let text = answer.text().await.unwrap();
+            (status, [("content-type", "application/json")], text)
+        }
+    };
+    let router = axum::Router::new()
+        .route(
+            "/",
+            axum::routing::get(move || {
+                let html = html.clone();
+                async move { Html(html) }
+            }),
+        )
+        .route("/mcp", axum::routing::any(forward));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+}
+
 /// Runs headless Chromium on `url` and returns what the page's script saw.
-async fn chromium(url: &str) -> Value {
+async fn chromium(url: &str, extra: &[&str]) -> Value {
     let binary = ["chromium", "chromium-browser"]
         .into_iter()
         .find(|b| {
@@ -252,6 +288,7 @@ async fn chromium(url: &str) -> Value {
             "--disable-sync",
             "--disable-dev-shm-usage",
         ])
+        .args(extra)
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(["--virtual-time-budget=15000", "--dump-dom", url])
         .stdout(Stdio::piped())
@@ -316,7 +353,7 @@ async fn a_page_of_another_origin_cannot_drive_the_gateway_in_chromium_but_a_lis
 
     let before = env.engine.state("acme").await;
     let refused_before = answered(&env, 403).await;
-    let seen = chromium(&foreign_url).await;
+    let seen = chromium(&foreign_url, &[]).await;
     // The JSON call needs a preflight, which is refused: the call never goes.
     assert!(seen["fetch"]["error"].is_string(), "{seen}");
     assert_eq!(seen["simple"]["type"], "opaque", "{seen}");
@@ -330,7 +367,7 @@ async fn a_page_of_another_origin_cannot_drive_the_gateway_in_chromium_but_a_lis
     );
     assert_eq!(after["digest"], before["digest"]);
 
-    let seen = chromium(&format!("{listed_origin}/")).await;
+    let seen = chromium(&format!("{listed_origin}/"), &[]).await;
     assert_eq!(seen["fetch"]["status"], 200, "{seen}");
     let reply: Value = serde_json::from_str(seen["fetch"]["body"].as_str().unwrap()).unwrap();
     assert_eq!(
@@ -394,4 +431,48 @@ async fn serve_warns_about_the_demo_credentials_on_loopback() {
         "{warning}"
     );
     let _ = child.kill().await;
+}
+
+#[tokio::test]
+async fn a_rebound_name_cannot_drive_the_gateway_in_chromium() {
+    let env = demo(Vec::new()).await;
+    let execute = Mcp::new(&env.url, None)
+        .call("pilotage_manifest", json!({}))
+        .await
+        .structured["languages"][0]["loop"]["execute"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": execute, "arguments": {"workflow": write_program("gold"), "mode": "immediate"}}})
+    .to_string();
+    let rebound = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = rebound.local_addr().unwrap().port();
+    serve_rebound(rebound, page("/mcp", &call), env.url.clone());
+
+    let before = env.engine.state("acme").await;
+    let refused_before = answered(&env, 403).await;
+    // The attacker's name now resolves to this machine.
+    let seen = chromium(
+        &format!("http://rebind.test:{port}/"),
+        &["--host-resolver-rules=MAP rebind.test 127.0.0.1"],
+    )
+    .await;
+    assert_eq!(seen["fetch"]["status"], 403, "{seen}");
+    let reply: Value = serde_json::from_str(seen["fetch"]["body"].as_str().unwrap()).unwrap();
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("server.allowed_hosts"),
+        "{reply}"
+    );
+    // The JSON fetch, the simple request and the form post.
+    assert_eq!(answered(&env, 403).await - refused_before, 3, "{seen}");
+    let after = env.engine.state("acme").await;
+    assert_eq!(
+        after["runs"], before["runs"],
+        "a rebound page ran a program"
+    );
+    assert_eq!(after["digest"], before["digest"]);
 }

@@ -129,29 +129,47 @@ pub fn host_allow_list(server: &ServerConfig) -> Vec<String> {
     }
 }
 
-/// The shipped demo file whose public session secret or API key this
-/// configuration uses, if any.
-pub fn demo_credentials(config: &Config) -> Option<&'static str> {
-    SHIPPED_DEMOS.iter().find_map(|(file, text)| {
+/// The session secret and API key hashes of each shipped demo file.
+fn shipped_demos() -> impl Iterator<Item = (&'static str, String, Vec<String>)> {
+    SHIPPED_DEMOS.iter().filter_map(|(file, text)| {
         let demo: toml::Value = toml::from_str(text).ok()?;
-        let secret = demo.get("session")?.get("secret")?.as_str()?;
-        let keys: Vec<&str> = demo
+        let secret = demo.get("session")?.get("secret")?.as_str()?.to_string();
+        let keys = demo
             .get("auth")
             .and_then(|a| a.get("key"))
             .and_then(toml::Value::as_array)
             .map(|keys| {
                 keys.iter()
-                    .filter_map(|k| k.get("sha256")?.as_str())
+                    .filter_map(|k| Some(k.get("sha256")?.as_str()?.to_ascii_lowercase()))
                     .collect()
             })
             .unwrap_or_default();
-        let same_key = config
+        Some((*file, secret, keys))
+    })
+}
+
+/// The shipped demo file whose public session secret this configuration uses.
+fn demo_secret(config: &Config) -> Option<&'static str> {
+    shipped_demos().find_map(|(file, secret, _)| (config.session.secret == secret).then_some(file))
+}
+
+/// The first configured API key that is a shipped demo file's, as (its
+/// index in `auth.key`, the file).
+fn demo_key(config: &Config) -> Option<(usize, &'static str)> {
+    shipped_demos().find_map(|(file, _, keys)| {
+        config
             .auth
             .keys
             .iter()
-            .any(|k| keys.iter().any(|d| d.eq_ignore_ascii_case(&k.sha256)));
-        (config.session.secret == secret || same_key).then_some(*file)
+            .position(|k| keys.contains(&k.sha256.to_ascii_lowercase()))
+            .map(|i| (i, file))
     })
+}
+
+/// The shipped demo file whose public session secret or API key this
+/// configuration uses, if any.
+pub fn demo_credentials(config: &Config) -> Option<&'static str> {
+    demo_secret(config).or_else(|| demo_key(config).map(|(_, file)| file))
 }
 
 /// Problems of the browser-facing settings, as (key, problem, fix).
@@ -191,14 +209,25 @@ pub fn problems(config: &Config) -> Vec<(String, String, String)> {
             "list the names clients reach it by, e.g. allowed_hosts = [\"gateway.example.com\", \"localhost\"] (or [\"*\"] behind a proxy that checks Host itself), or listen on 127.0.0.1".into(),
         ));
     }
-    if let Some(demo) = demo_credentials(config) {
+    let own = "or listen on 127.0.0.1";
+    if let Some(demo) = demo_secret(config) {
         out.push((
-            "session.secret / auth.key".into(),
+            "session.secret".into(),
             format!(
-                "the public session secret or API key of the demo configuration {demo}, while listening on {}, which is not loopback",
+                "the public session secret of the demo configuration {demo}, while listening on {}, which is not loopback: anyone could forge session ids",
                 server.listen
             ),
-            "set a secret of your own (`openssl rand -hex 32`, via PILOTAGE_SESSION_SECRET_FILE) and keys of your own, or listen on 127.0.0.1".into(),
+            format!("set a secret of your own (`openssl rand -hex 32`, via PILOTAGE_SESSION_SECRET_FILE), {own}"),
+        ));
+    }
+    if let Some((i, demo)) = demo_key(config) {
+        out.push((
+            format!("auth.key[{i}]"),
+            format!(
+                "the public API key of the demo configuration {demo}, while listening on {}, which is not loopback",
+                server.listen
+            ),
+            format!("remove it and issue keys of your own (deploy/api_keys.example.toml), {own}"),
         ));
     }
     out

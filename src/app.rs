@@ -62,7 +62,7 @@ pub async fn build(config: Config) -> Result<App, StartError> {
         gw: gw.clone(),
         signer: SessionSigner::new(&gw.config.session.secret, gw.config.session.ttl_secs),
         mcp,
-        guard: crate::mcp::origin::BrowserGuard::new(&gw.config.server),
+        guard: Arc::new(crate::mcp::origin::BrowserGuard::new(&gw.config.server)),
     };
     let drain = Arc::new(Drain::default());
     let state = AppState {

@@ -35,7 +35,8 @@ pub struct Front {
     pub gw: Arc<Gateway>,
     pub signer: SessionSigner,
     pub mcp: McpService,
-    pub guard: BrowserGuard,
+    /// Shared: the front is cloned for every request.
+    pub guard: Arc<BrowserGuard>,
 }
 
 /// The `/mcp` handler for every method.

@@ -48,11 +48,8 @@ pub async fn build(config: Config) -> Result<App, StartError> {
         .with_json_response(true)
         .with_sse_keep_alive(None)
         .with_max_request_body_bytes(gw.config.server.max_body_bytes);
-    transport = if gw.config.server.allowed_hosts.is_empty() {
-        transport.disable_allowed_hosts()
-    } else {
-        transport.with_allowed_hosts(gw.config.server.allowed_hosts.clone())
-    };
+    // The front checks Host and Origin first (`mcp::origin`).
+    transport = transport.disable_allowed_hosts().disable_allowed_origins();
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(NeverSessionManager::default()),
@@ -67,6 +64,7 @@ pub async fn build(config: Config) -> Result<App, StartError> {
         gw: gw.clone(),
         signer: SessionSigner::new(&gw.config.session.secret, gw.config.session.ttl_secs),
         mcp,
+        guard: Arc::new(crate::mcp::origin::BrowserGuard::new(&gw.config.server)),
     };
     let drain = Arc::new(Drain::default());
     let state = AppState {

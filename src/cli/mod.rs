@@ -64,6 +64,14 @@ pub async fn run_server(config: crate::config::Config) -> std::process::ExitCode
             return ExitCode::FAILURE;
         }
     }
+    // Off loopback the configuration check already refused these.
+    if let Some(demo) = crate::config::browser::demo_credentials(&config) {
+        tracing::warn!(
+            demo_file = demo,
+            listen = %config.server.listen,
+            "serving with the public session secret or API key of the demo configuration: anyone who can reach this address can forge sessions or call as demo-key; set a secret and keys of your own (docs/operations.md) before it listens off loopback"
+        );
+    }
     let served = match crate::app::build(config).await {
         Ok(app) => crate::app::serve(app).await,
         Err(e) => {

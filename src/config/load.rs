@@ -79,6 +79,7 @@ impl Config {
         found.extend(self.telemetry.problems());
         found.extend(self.limits.validate(&key_names));
         found.extend(self.language_problems());
+        found.extend(super::browser::problems(self));
         found
             .into_iter()
             .map(|(key, problem, fix)| ConfigProblem {

@@ -7,6 +7,7 @@
 //! one folder.
 
 pub mod auth;
+pub mod browser;
 pub mod cache;
 pub mod engine;
 mod engine_env;

@@ -8,9 +8,11 @@ use serde::Deserialize;
 pub struct ServerConfig {
     /// Address the HTTP server binds (`PILOTAGE_LISTEN`).
     pub listen: String,
-    /// Host names accepted in the `Host` header; empty accepts any (the usual
-    /// setting behind a load balancer).
+    /// Names accepted in the `Host` header (`browser`: empty on loopback is
+    /// the loopback names, elsewhere a start-up error).
     pub allowed_hosts: Vec<String>,
+    /// Web origins besides the gateway's own allowed to call `/mcp`.
+    pub allowed_origins: Vec<String>,
     /// Largest HTTP body the transport accepts. Kept well above the program
     /// size bound so an oversized program is a `bounds_exceeded` request error
     /// rather than an HTTP 413.
@@ -38,6 +40,7 @@ impl Default for ServerConfig {
         Self {
             listen: "127.0.0.1:8080".into(),
             allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
             instance: "gateway".into(),
             watch_files: true,

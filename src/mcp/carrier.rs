@@ -8,6 +8,8 @@
 //! | 400  | the body is not JSON                              | `-32700` |
 //! | 400  | JSON, but not a valid JSON-RPC message            | `-32600` |
 //! | 400  | an unsupported `MCP-Protocol-Version` (rmcp)      | `-32600` |
+//! | 400  | a missing or malformed `Host` (`origin`)          | `-32600` |
+//! | 403  | a `Host` or `Origin` not allowed (`origin`)       | `-32600` |
 //! | 405  | an HTTP method other than POST and DELETE         | `-32600` |
 //! | 406  | an `Accept` that excludes every JSON type         | `-32600` |
 //! | 413  | a body over `server.max_body_bytes`               | `-32600` |

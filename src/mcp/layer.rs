@@ -1,4 +1,5 @@
 //! The HTTP front of `/mcp`, in front of rmcp's Streamable HTTP service:
+//! - a foreign `Host` or `Origin` is refused first ([`origin`]);
 //! - carrier faults (method, size, `Accept`, `Content-Type`, a body that is
 //!   not a JSON-RPC message) are answered as JSON-RPC error objects by
 //!   [`carrier`], before rmcp sees the request, and any non-JSON error rmcp
@@ -11,6 +12,7 @@
 
 use super::arguments;
 use super::carrier::{self, INTERNAL_ERROR, INVALID_REQUEST, Message, SESSION_ERROR, rpc_error};
+use super::origin::{self, BrowserGuard, Screened};
 use super::session::{Session, SessionSigner};
 use crate::auth::{AuthError, Principal, bearer};
 use crate::gateway::Gateway;
@@ -33,10 +35,36 @@ pub struct Front {
     pub gw: Arc<Gateway>,
     pub signer: SessionSigner,
     pub mcp: McpService,
+    /// Shared: the front is cloned for every request.
+    pub guard: Arc<BrowserGuard>,
 }
 
 /// The `/mcp` handler for every method.
 pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
+    let cors = match front.guard.screen(req.headers(), req.uri()) {
+        Screened::Pass => None,
+        Screened::Cors(allowed) => Some(allowed),
+        Screened::Refused { reject, response } => {
+            if let Some(fields) = req.extensions().get::<RequestFields>() {
+                fields.set_reject(reject);
+            }
+            return response;
+        }
+    };
+    if let Some(allowed) = &cors
+        && req.method() == Method::OPTIONS
+    {
+        return origin::preflight(allowed, req.headers());
+    }
+    let mut response = answer(front, req).await;
+    if let Some(allowed) = cors {
+        origin::allow(&mut response, allowed);
+    }
+    response
+}
+
+/// Everything after the browser checks.
+async fn answer(front: Front, req: Request<Body>) -> Response<Body> {
     let (mut parts, body) = req.into_parts();
     let fields = parts
         .extensions

@@ -5,6 +5,7 @@
 pub mod arguments;
 pub mod carrier;
 pub mod layer;
+pub mod origin;
 pub mod protected_resource;
 pub mod server;
 pub mod session;

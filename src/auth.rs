@@ -9,6 +9,7 @@
 //! a principal too ([`oauth`]). Every principal carries its permissions and
 //! risk ceiling ([`policy`]).
 
+mod discovery;
 mod jwks;
 pub mod oauth;
 pub mod policy;

@@ -14,6 +14,7 @@ pub mod language;
 pub mod limits;
 pub mod oauth;
 pub mod policy;
+mod rotation;
 mod secrets;
 mod store_check;
 
@@ -145,6 +146,12 @@ pub struct SessionConfig {
     pub secret_file: String,
     /// How long a session id stays valid.
     pub ttl_secs: u64,
+    /// Secrets that signed sessions before `secret` (rotation): accepted to
+    /// verify, never used to sign (see `secrets.rs`).
+    pub previous_secrets: Vec<String>,
+    /// Files each holding one previous secret
+    /// (`PILOTAGE_SESSION_PREVIOUS_SECRET_FILES`, comma-separated).
+    pub previous_secret_files: Vec<String>,
 }
 
 impl Default for SessionConfig {
@@ -153,6 +160,8 @@ impl Default for SessionConfig {
             secret: String::new(),
             secret_file: String::new(),
             ttl_secs: 24 * 3600,
+            previous_secrets: Vec::new(),
+            previous_secret_files: Vec::new(),
         }
     }
 }
@@ -308,6 +317,9 @@ pub struct AuthConfig {
     /// A file of more `[[key]]` blocks (`PILOTAGE_API_KEYS_FILE`), so keys
     /// can be mounted as a container secret.
     pub keys_file: String,
+    /// How many of `keys` (the last ones) came from `keys_file`.
+    #[serde(skip)]
+    pub keys_from_file: usize,
     /// Bearer JWT access tokens from identity providers, beside the keys.
     pub oauth: Option<OAuthConfig>,
 }
@@ -323,6 +335,7 @@ impl Default for AuthConfig {
             anonymous_forbid_risk_hints: Vec::new(),
             keys: Vec::new(),
             keys_file: String::new(),
+            keys_from_file: 0,
             oauth: None,
         }
     }
@@ -630,6 +643,9 @@ impl Config {
                 "missing or shorter than 16 bytes".into(),
                 "set a long random value (or PILOTAGE_SESSION_SECRET, or a file named by PILOTAGE_SESSION_SECRET_FILE); all instances share it",
             );
+        }
+        for (key, what, fix) in self.previous_secret_problems() {
+            problem(&key, what, &fix);
         }
         if !(self.engine.url.starts_with("http://") || self.engine.url.starts_with("https://")) {
             problem(

@@ -10,6 +10,7 @@ mod common;
 mod discovery;
 mod front;
 mod idp;
+mod logs;
 mod provider;
 mod real_provider;
 

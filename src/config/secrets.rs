@@ -385,6 +385,33 @@ anonymous_tenant = "acme"
     }
 
     #[test]
+    fn the_oauth_resource_from_the_environment_needs_an_oauth_section() {
+        let dir = temp_dir("resource");
+        let mut without = config_in(&dir, "");
+        let problems = without.apply_env(env(&[(
+            "PILOTAGE_OAUTH_RESOURCE",
+            "https://127.0.0.1:8443/mcp",
+        )]));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].key, "PILOTAGE_OAUTH_RESOURCE");
+        let mut with = config_in(
+            &dir,
+            "[auth.oauth]\nresource = \"https://gw.example.com/mcp\"\n",
+        );
+        assert!(
+            with.apply_env(env(&[(
+                "PILOTAGE_OAUTH_RESOURCE",
+                "https://127.0.0.1:8443/mcp"
+            )]))
+            .is_empty()
+        );
+        assert_eq!(
+            with.auth.oauth.map(|o| o.resource).as_deref(),
+            Some("https://127.0.0.1:8443/mcp")
+        );
+    }
+
+    #[test]
     fn redis_cluster_nodes_from_the_environment() {
         let dir = temp_dir("cluster");
         let mut c = config_in(&dir, "");

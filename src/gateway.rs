@@ -326,5 +326,6 @@ impl Gateway {
         let _ = self.classifiers.reload();
         // Cached verdicts were classified with the old tables.
         self.verdicts.clear();
+        self.reload_api_keys();
     }
 }

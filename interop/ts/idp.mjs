@@ -24,7 +24,7 @@ const b64url = (data) => Buffer.from(data).toString('base64url');
 
 /** A compact JWS (EdDSA) over `claims`. */
 function token(claims) {
-  const header = b64url(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid: KID }));
+  const header = b64url(JSON.stringify({ alg: 'EdDSA', typ: 'at+jwt', kid: KID }));
   const payload = b64url(JSON.stringify(claims));
   const signature = sign(null, Buffer.from(`${header}.${payload}`), privateKey);
   return `${header}.${payload}.${b64url(signature)}`;

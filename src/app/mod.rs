@@ -62,7 +62,8 @@ pub async fn build(config: Config) -> Result<App, StartError> {
     );
     let front = Front {
         gw: gw.clone(),
-        signer: SessionSigner::new(&gw.config.session.secret, gw.config.session.ttl_secs),
+        signer: SessionSigner::new(&gw.config.session.secret, gw.config.session.ttl_secs)
+            .with_previous(&gw.config.session.previous_secrets),
         mcp,
         guard: Arc::new(crate::mcp::origin::BrowserGuard::new(&gw.config.server)),
     };
@@ -95,7 +96,8 @@ pub async fn build(config: Config) -> Result<App, StartError> {
     })
 }
 
-/// Reloads classifier rules and guides when their files change or on SIGHUP.
+/// Reloads classifier rules, guides and the API keys file when they change
+/// or on SIGHUP.
 fn watch(gw: &Arc<Gateway>) -> Option<crate::reload::ReloadWatcher> {
     if !gw.config.server.watch_files {
         return None;
@@ -104,6 +106,9 @@ fn watch(gw: &Arc<Gateway>) -> Option<crate::reload::ReloadWatcher> {
     for lang in &gw.config.languages {
         paths.push(gw.config.resolve(&lang.classifier));
         paths.push(gw.config.resolve(&lang.guides_dir));
+    }
+    if !gw.config.auth.keys_file.is_empty() {
+        paths.push(gw.config.resolve(&gw.config.auth.keys_file));
     }
     let target = gw.clone();
     match crate::reload::spawn_reload_watcher(paths, move || target.reload()) {

@@ -9,14 +9,15 @@
 //! a principal too ([`oauth`]). Every principal carries its permissions and
 //! risk ceiling ([`policy`]).
 
+mod discovery;
 mod jwks;
+mod keys;
 pub mod oauth;
 pub mod policy;
 
 use crate::config::{AnonymousScope, AuthConfig};
 use policy::{Permissions, RiskCeiling};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The identity every Pilotage operation is computed under.
@@ -57,19 +58,10 @@ pub enum AuthError {
     Unavailable(String),
 }
 
-/// What one API key stands for.
-#[derive(Debug, Clone)]
-struct KeyPrincipal {
-    name: String,
-    tenant: String,
-    permissions: Permissions,
-    ceiling: RiskCeiling,
-}
-
 /// Resolves bearer keys to principals.
 #[derive(Debug, Clone)]
 pub struct Authenticator {
-    by_hash: HashMap<String, KeyPrincipal>,
+    keys: Arc<keys::KeyTable>,
     anonymous_tenant: Option<String>,
     anonymous_scope: AnonymousScope,
     anonymous_policy: (Permissions, RiskCeiling),
@@ -78,29 +70,8 @@ pub struct Authenticator {
 
 impl Authenticator {
     pub fn new(config: &AuthConfig) -> Self {
-        let by_hash = config
-            .keys
-            .iter()
-            .map(|k| {
-                // Values were validated when the configuration loaded.
-                let (permissions, ceiling) = crate::config::policy::resolve(
-                    k.permissions.as_deref(),
-                    k.max_risk.as_deref(),
-                    &k.forbid_risk_hints,
-                );
-                (
-                    k.sha256.to_ascii_lowercase(),
-                    KeyPrincipal {
-                        name: k.name.clone(),
-                        tenant: k.tenant.clone(),
-                        permissions,
-                        ceiling,
-                    },
-                )
-            })
-            .collect();
         Self {
-            by_hash,
+            keys: Arc::new(keys::KeyTable::new(&config.keys)),
             anonymous_tenant: config.anonymous.then(|| config.anonymous_tenant.clone()),
             // Validated when the configuration loaded.
             anonymous_scope: config.scope().unwrap_or_default(),
@@ -125,7 +96,7 @@ impl Authenticator {
         session: Option<&str>,
     ) -> Result<Principal, AuthError> {
         if let (Some(token), Some(oauth)) = (bearer, &self.oauth)
-            && !self.by_hash.contains_key(&hash(token))
+            && !self.keys.contains(&hash(token))
             && oauth::OAuthVerifier::looks_like_jwt(token)
         {
             return oauth.principal(token).await;
@@ -148,7 +119,7 @@ impl Authenticator {
         session: Option<&str>,
     ) -> Result<Principal, AuthError> {
         if let Some(key) = bearer {
-            let k = self.by_hash.get(&hash(key)).ok_or(AuthError::UnknownKey)?;
+            let k = self.keys.get(&hash(key)).ok_or(AuthError::UnknownKey)?;
             return Ok(Principal {
                 scope: format!("key:{}:{}", k.tenant, k.name),
                 tenant: k.tenant.clone(),
@@ -174,6 +145,17 @@ impl Authenticator {
             permissions: self.anonymous_policy.0,
             ceiling: self.anonymous_policy.1,
         })
+    }
+
+    /// Puts `keys` in force instead of the current API keys (a reloaded
+    /// keys file); requests already past authentication are not affected.
+    pub fn replace_keys(&self, keys: &[crate::config::ApiKeyConfig]) {
+        self.keys.replace(keys);
+    }
+
+    /// How many API keys are in force.
+    pub fn key_count(&self) -> usize {
+        self.keys.len()
     }
 
     /// Whether calls without a key are served at all.

@@ -1,6 +1,8 @@
 //! Bearer JWT access tokens (MCP authorization; OAuth 2.1 resource server).
 //!
 //! A token is accepted when: its `iss` is a configured issuer; its header
+//! `typ` says it is an access token (`at+jwt`, RFC 9068 §4; an issuer may be
+//! configured not to require it); its header
 //! `alg` is on that issuer's allow-list (and matches the key's own `alg`);
 //! its signature verifies with the issuer's JWKS key named by `kid`; `aud`
 //! names this resource; `exp` and `nbf` hold within the configured leeway; and
@@ -8,7 +10,7 @@
 //! without the Pilotage floor (`learn` and `validate`) is refused with
 //! `insufficient_scope`.
 
-use super::jwks::JwksCache;
+use super::jwks::{JwksCache, Timing};
 use super::policy::{Permission, Permissions, RiskCeiling};
 use super::{AuthError, Principal};
 use crate::config::{IssuerConfig, OAuthConfig};
@@ -46,6 +48,11 @@ impl OAuthVerifier {
             .timeout(Duration::from_millis(config.jwks_timeout_ms))
             .build()
             .unwrap_or_default();
+        let timing = Timing {
+            max_age: Duration::from_secs(config.jwks_max_age_secs),
+            retry_after: Duration::from_secs(config.jwks_refetch_secs),
+            unknown_kid_interval: Duration::from_millis(config.jwks_unknown_kid_interval_ms),
+        };
         let issuers = config
             .issuers
             .iter()
@@ -57,12 +64,7 @@ impl OAuthVerifier {
                     .collect(),
                 ceiling: RiskCeiling::parse(i.max_risk.as_deref(), &i.forbid_risk_hints)
                     .unwrap_or_default(),
-                jwks: JwksCache::new(
-                    &i.jwks_uri,
-                    http.clone(),
-                    Duration::from_secs(config.jwks_max_age_secs),
-                    Duration::from_secs(config.jwks_refetch_secs),
-                ),
+                jwks: JwksCache::new(&i.issuer, i.jwks_uri.as_deref(), http.clone(), timing),
                 config: i.clone(),
             })
             .collect();
@@ -128,17 +130,30 @@ impl OAuthVerifier {
             .iter()
             .find(|i| i.config.issuer == iss)
             .ok_or_else(|| invalid("the token's issuer is not trusted by this resource"))?;
+        if issuer.config.require_at_jwt_typ && !is_access_token_typ(header.typ.as_deref()) {
+            // The value itself is the caller's and is not repeated.
+            return Err(invalid(
+                "the token is not an access token (its typ must be at+jwt, RFC 9068)",
+            ));
+        }
         if !issuer.algorithms.contains(&header.alg) {
             return Err(invalid(&format!(
                 "algorithm {:?} is not accepted from this issuer",
                 header.alg
             )));
         }
+        // Only a token that would pass every check but its signature may
+        // make the key set be fetched again.
+        let may_refetch = self.plausible(&unverified);
         let key = issuer
             .jwks
-            .key(header.kid.as_deref())
+            .key(header.kid.as_deref(), may_refetch)
             .await
-            .map_err(|e| AuthError::Unavailable(e.to_string()))?
+            .map_err(|e| {
+                tracing::warn!(issuer = %iss, uri = %e.uri, reason = %e.reason,
+                    "access token refused: the issuer's signing keys cannot be fetched");
+                AuthError::Unavailable("the issuer's signing keys cannot be fetched".into())
+            })?
             .ok_or_else(|| invalid("the token's signing key is not in the issuer's JWKS"))?;
         if key.algorithm.is_some_and(|a| a != header.alg) {
             return Err(invalid("the token's algorithm does not match its key"));
@@ -164,6 +179,25 @@ impl OAuthVerifier {
             })
         })?;
         Ok((issuer, data.claims))
+    }
+
+    /// Whether the claims a signature cannot change the reading of hold
+    /// (`aud` names this resource, `exp` is ahead), as read before the
+    /// signature is checked.
+    fn plausible(&self, claims: &Value) -> bool {
+        let aud = match claims.get("aud") {
+            Some(Value::String(a)) => a == &self.config.resource,
+            Some(Value::Array(list)) => list
+                .iter()
+                .any(|a| a.as_str() == Some(&self.config.resource)),
+            _ => false,
+        };
+        let now = jsonwebtoken::get_current_timestamp();
+        let exp = claims
+            .get("exp")
+            .and_then(Value::as_u64)
+            .is_some_and(|exp| exp.saturating_add(self.config.leeway_secs) > now);
+        aud && exp
     }
 
     /// Permissions granted by the token's scopes (`scope`, space-separated,
@@ -228,4 +262,32 @@ fn ceiling_of(issuer: &Issuer, claims: &Value) -> Result<RiskCeiling, AuthError>
         });
     }
     Ok(ceiling)
+}
+
+/// RFC 9068 §4: `at+jwt`, or its full media type, in any case.
+fn is_access_token_typ(typ: Option<&str>) -> bool {
+    typ.is_some_and(|t| {
+        let t = t.to_ascii_lowercase();
+        t == "at+jwt" || t == "application/at+jwt"
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_access_token_typ;
+
+    #[test]
+    fn only_the_access_token_media_type_is_an_access_token() {
+        for typ in [
+            "at+jwt",
+            "AT+JWT",
+            "application/at+jwt",
+            "Application/AT+JWT",
+        ] {
+            assert!(is_access_token_typ(Some(typ)), "{typ}");
+        }
+        for typ in [None, Some("JWT"), Some("jwt"), Some("at+jwt2"), Some("")] {
+            assert!(!is_access_token_typ(typ), "{typ:?}");
+        }
+    }
 }

@@ -24,6 +24,9 @@ pub struct AuthConfig {
     /// A file of more `[[key]]` blocks (`PILOTAGE_API_KEYS_FILE`), so keys
     /// can be mounted as a container secret.
     pub keys_file: String,
+    /// How many of `keys` (the last ones) came from `keys_file`.
+    #[serde(skip)]
+    pub keys_from_file: usize,
     /// Bearer JWT access tokens from identity providers, beside the keys.
     pub oauth: Option<OAuthConfig>,
 }
@@ -39,6 +42,7 @@ impl Default for AuthConfig {
             anonymous_forbid_risk_hints: Vec::new(),
             keys: Vec::new(),
             keys_file: String::new(),
+            keys_from_file: 0,
             oauth: None,
         }
     }

@@ -72,6 +72,7 @@ impl Config {
         let key_names: Vec<&str> = self.auth.keys.iter().map(|k| k.name.as_str()).collect();
         let mut found = self.server.problems();
         found.extend(self.session.problems());
+        found.extend(self.previous_secret_problems());
         found.extend(self.engine_problems());
         found.extend(self.store.problems(engine_timeout, is_file));
         found.extend(self.cache.validate());

@@ -25,11 +25,19 @@ pub struct OAuthConfig {
     /// How long a fetched JWKS is used before it is fetched again.
     #[serde(default = "default_jwks_max_age")]
     pub jwks_max_age_secs: u64,
-    /// A token naming a key id the cached JWKS lacks makes the gateway fetch
-    /// the JWKS again (the issuer rotated its keys), at most once per this
-    /// many seconds per issuer, so unknown key ids cannot flood the issuer.
+    /// After a failed fetch of an issuer's JWKS (or its metadata), the issuer
+    /// is not asked again for this many seconds; the keys already known stay
+    /// in use meanwhile.
     #[serde(default = "default_jwks_refetch")]
     pub jwks_refetch_secs: u64,
+    /// A token naming a key id the cached JWKS lacks (and whose `iss`, `aud`
+    /// and `exp` are right) makes the gateway fetch the JWKS again, the
+    /// issuer having rotated its keys: at most one fetch per this many
+    /// milliseconds per issuer, every such token waiting for the next one.
+    /// Made-up key ids thus cost the issuer at most one request per
+    /// interval and can never hold back a real rotation for longer.
+    #[serde(default = "default_jwks_unknown_kid_interval")]
+    pub jwks_unknown_kid_interval_ms: u64,
     /// Upper bound of one JWKS fetch.
     #[serde(default = "default_jwks_timeout")]
     pub jwks_timeout_ms: u64,
@@ -49,6 +57,9 @@ fn default_jwks_max_age() -> u64 {
 fn default_jwks_refetch() -> u64 {
     30
 }
+fn default_jwks_unknown_kid_interval() -> u64 {
+    1000
+}
 fn default_jwks_timeout() -> u64 {
     5000
 }
@@ -60,8 +71,17 @@ pub struct IssuerConfig {
     /// Exactly the `iss` its tokens carry (and the authorization server the
     /// metadata names).
     pub issuer: String,
-    /// Where its signing keys are published (`jwks_uri` of its metadata).
-    pub jwks_uri: String,
+    /// Where its signing keys are published. Absent: read from the issuer's
+    /// metadata (`/.well-known/openid-configuration`, else RFC 8414's
+    /// `/.well-known/oauth-authorization-server`), see `auth::discovery`.
+    #[serde(default)]
+    pub jwks_uri: Option<String>,
+    /// Refuse tokens whose header `typ` is not `at+jwt` (RFC 9068 §4), so an
+    /// ID token or another signed JWT of the issuer is never taken for an
+    /// access token. Turn off only for a provider that omits `typ` from its
+    /// access tokens.
+    #[serde(default = "default_true")]
+    pub require_at_jwt_typ: bool,
     /// Signature algorithms accepted from this issuer; anything else is
     /// refused, whatever the token header says.
     #[serde(default = "default_algorithms")]
@@ -83,6 +103,10 @@ pub struct IssuerConfig {
     pub max_risk_claim: Option<String>,
 }
 
+fn default_true() -> bool {
+    true
+}
+
 fn default_algorithms() -> Vec<String> {
     vec!["RS256".into(), "ES256".into()]
 }
@@ -92,6 +116,10 @@ fn default_algorithms() -> Vec<String> {
 pub const ALLOWED_ALGORITHMS: [&str; 9] = [
     "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
 ];
+
+fn is_http_url(s: &str) -> bool {
+    reqwest::Url::parse(s).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+}
 
 impl OAuthConfig {
     /// (key, problem, fix) triples.
@@ -126,11 +154,23 @@ impl OAuthConfig {
                     "set the exact `iss` value of the identity provider's tokens, once",
                 );
             }
-            if !(iss.jwks_uri.starts_with("https://") || iss.jwks_uri.starts_with("http://")) {
+            if let Some(uri) = &iss.jwks_uri
+                && !is_http_url(uri)
+            {
                 problem(
                     key("jwks_uri"),
-                    format!("'{}' is not an http(s) URL", iss.jwks_uri),
-                    "set the jwks_uri from the provider's metadata (.well-known/openid-configuration)",
+                    format!("'{uri}' is not an http(s) URL"),
+                    "set the jwks_uri from the provider's metadata (.well-known/openid-configuration), or leave it out to have it discovered",
+                );
+            }
+            if iss.jwks_uri.is_none() && !is_http_url(&iss.issuer) {
+                problem(
+                    key("issuer"),
+                    format!(
+                        "'{}' is not an http(s) URL, so its metadata cannot be discovered",
+                        iss.issuer
+                    ),
+                    "set jwks_uri, or use the provider's issuer URL",
                 );
             }
             if iss.algorithms.is_empty() {
@@ -206,6 +246,28 @@ mod tests {
         assert_eq!(c.validate(), Vec::new());
         assert_eq!(c.scope_for(Permission::Deploy), "pilotage:deploy");
         assert_eq!(c.issuers[0].algorithms, vec!["RS256", "ES256"]);
+        assert!(c.issuers[0].require_at_jwt_typ, "RFC 9068 typ by default");
+    }
+
+    #[test]
+    fn the_key_set_may_be_left_to_discovery_from_an_issuer_url() {
+        let c = parse(
+            r#"resource = "https://gw.example.com/mcp"
+            [[issuer]]
+            issuer = "https://idp.example.com/realms/acme"
+            tenant = "acme"
+            require_at_jwt_typ = false"#,
+        );
+        assert_eq!(c.validate(), Vec::new());
+        assert_eq!(c.issuers[0].jwks_uri, None);
+        assert!(!c.issuers[0].require_at_jwt_typ);
+        let opaque = parse(
+            r#"resource = "https://gw.example.com/mcp"
+            [[issuer]]
+            issuer = "urn:example:idp"
+            tenant = "acme""#,
+        );
+        assert_eq!(opaque.validate()[0].0, "auth.oauth.issuer[0].issuer");
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //!    contents, without the trailing newline, replace the inline value.
 //! 3. Giving one secret both inline in the environment and as a file is
 //!    ambiguous and refused at start.
+//!
+//! Previous session secrets and the reloading of the keys file are in
+//! `rotation.rs`.
 
 use super::{ApiKeyConfig, Config, ConfigProblem};
 use serde::Deserialize;
@@ -121,6 +124,24 @@ impl Config {
                 .map(str::to_string)
                 .collect();
         }
+        if let Some(v) = get("PILOTAGE_SESSION_PREVIOUS_SECRET_FILES") {
+            self.session.previous_secret_files = v
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
+        if let Some(v) = get("PILOTAGE_OAUTH_RESOURCE") {
+            match &mut self.auth.oauth {
+                Some(oauth) => oauth.resource = v,
+                None => problems.push(self.problem(
+                    "PILOTAGE_OAUTH_RESOURCE",
+                    "set, but the configuration has no [auth.oauth] section".into(),
+                    "add [auth.oauth] with its issuers, or unset the variable",
+                )),
+            }
+        }
         if let Some(v) = get("PILOTAGE_SEARCH_PATH") {
             self.server.search_path = v
                 .split(':')
@@ -166,13 +187,24 @@ impl Config {
                 )),
             }
         }
+        problems.extend(self.read_previous_secret_files());
+        problems.extend(self.read_keys_file());
+        problems
+    }
+
+    /// Adds the keys of `auth.keys_file`, if any, to `auth.keys`.
+    pub(super) fn read_keys_file(&mut self) -> Vec<ConfigProblem> {
+        let mut problems = Vec::new();
         if !self.auth.keys_file.is_empty() {
             let path = self.auth.keys_file.clone();
             match self
                 .read_file(&path)
                 .map(|t| toml::from_str::<KeysFile>(&t))
             {
-                Ok(Ok(file)) => self.auth.keys.extend(file.keys),
+                Ok(Ok(file)) => {
+                    self.auth.keys_from_file += file.keys.len();
+                    self.auth.keys.extend(file.keys);
+                }
                 Ok(Err(e)) => problems.push(self.problem(
                     "auth.keys_file",
                     format!("'{path}' is not a keys file: {}", e.message()),
@@ -350,6 +382,33 @@ anonymous_tenant = "acme"
         c.store.redis_url_file = "redis-url".into();
         assert!(c.apply_env(env(&[])).is_empty());
         assert_eq!(c.store.redis_url, "redis://:pw@redis:6379/0");
+    }
+
+    #[test]
+    fn the_oauth_resource_from_the_environment_needs_an_oauth_section() {
+        let dir = temp_dir("resource");
+        let mut without = config_in(&dir, "");
+        let problems = without.apply_env(env(&[(
+            "PILOTAGE_OAUTH_RESOURCE",
+            "https://127.0.0.1:8443/mcp",
+        )]));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].key, "PILOTAGE_OAUTH_RESOURCE");
+        let mut with = config_in(
+            &dir,
+            "[auth.oauth]\nresource = \"https://gw.example.com/mcp\"\n",
+        );
+        assert!(
+            with.apply_env(env(&[(
+                "PILOTAGE_OAUTH_RESOURCE",
+                "https://127.0.0.1:8443/mcp"
+            )]))
+            .is_empty()
+        );
+        assert_eq!(
+            with.auth.oauth.map(|o| o.resource).as_deref(),
+            Some("https://127.0.0.1:8443/mcp")
+        );
     }
 
     #[test]

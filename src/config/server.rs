@@ -84,6 +84,12 @@ pub struct SessionConfig {
     pub secret_file: String,
     /// How long a session id stays valid.
     pub ttl_secs: u64,
+    /// Secrets that signed sessions before `secret` (rotation): accepted to
+    /// verify, never used to sign (see `rotation.rs`).
+    pub previous_secrets: Vec<String>,
+    /// Files each holding one previous secret
+    /// (`PILOTAGE_SESSION_PREVIOUS_SECRET_FILES`, comma-separated).
+    pub previous_secret_files: Vec<String>,
 }
 
 impl Default for SessionConfig {
@@ -92,6 +98,8 @@ impl Default for SessionConfig {
             secret: String::new(),
             secret_file: String::new(),
             ttl_secs: 24 * 3600,
+            previous_secrets: Vec::new(),
+            previous_secret_files: Vec::new(),
         }
     }
 }

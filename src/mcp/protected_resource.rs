@@ -47,8 +47,11 @@ pub fn document(oauth: &OAuthVerifier) -> Value {
     })
 }
 
-/// The answer to a request whose credentials are refused.
+/// The answer to a request whose credentials are refused. The reason is
+/// logged as a structured field (`auth_refusal`, with the gateway's own
+/// description: never the token or key itself).
 pub fn refusal(e: AuthError, oauth: Option<&OAuthVerifier>, id: Value) -> Response<Body> {
+    tracing::info!(auth_refusal = refusal_kind(&e), detail = %e, "credentials refused");
     let status = match &e {
         AuthError::InsufficientScope { .. } => StatusCode::FORBIDDEN,
         AuthError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -71,6 +74,17 @@ pub fn refusal(e: AuthError, oauth: Option<&OAuthVerifier>, id: Value) -> Respon
         r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
     }
     r
+}
+
+/// The refusal as a short stable name, for the log and alerting rules.
+fn refusal_kind(e: &AuthError) -> &'static str {
+    match e {
+        AuthError::UnknownKey => "unknown_api_key",
+        AuthError::Missing => "no_credentials",
+        AuthError::InvalidToken(_) => "invalid_token",
+        AuthError::InsufficientScope { .. } => "insufficient_scope",
+        AuthError::Unavailable(_) => "keys_unavailable",
+    }
 }
 
 /// The `Bearer` challenge (RFC 6750 §3, RFC 9728 §5.1).

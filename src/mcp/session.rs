@@ -3,6 +3,10 @@
 //! secret. Any instance verifies a token without shared state; a token used
 //! with another principal's credentials, altered, or expired does not verify.
 //! Revocation (DELETE) is the only session state, and it lives in the store.
+//!
+//! Tokens are signed with the current secret and verified with it or any
+//! previous one (`session.previous_secrets`), so the secret can be rotated
+//! without ending the sessions it signed.
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -14,6 +18,8 @@ type HmacSha256 = Hmac<Sha256>;
 #[derive(Clone)]
 pub struct SessionSigner {
     secret: Vec<u8>,
+    /// Accepted to verify only.
+    previous: Vec<Vec<u8>>,
     ttl_secs: u64,
 }
 
@@ -28,8 +34,15 @@ impl SessionSigner {
     pub fn new(secret: &str, ttl_secs: u64) -> Self {
         Self {
             secret: secret.as_bytes().to_vec(),
+            previous: Vec::new(),
             ttl_secs,
         }
+    }
+
+    /// Also accepts tokens signed with any of `previous`.
+    pub fn with_previous(mut self, previous: &[String]) -> Self {
+        self.previous = previous.iter().map(|s| s.as_bytes().to_vec()).collect();
+        self
     }
 
     /// A fresh random session id (128 bits).
@@ -61,9 +74,14 @@ impl SessionSigner {
         }
         let issued_at: u64 = issued.parse().ok()?;
         let mac = hex::decode(mac).ok()?;
-        let mut m = self.keyed();
-        feed(&mut m, id, scope, issued_at);
-        m.verify_slice(&mac).ok()?;
+        std::iter::once(&self.secret)
+            .chain(&self.previous)
+            .any(|secret| {
+                let mut m = keyed(secret);
+                feed(&mut m, id, scope, issued_at);
+                m.verify_slice(&mac).is_ok()
+            })
+            .then_some(())?;
         let age = now_secs().checked_sub(issued_at)?;
         (age <= self.ttl_secs).then(|| Session {
             id: id.to_string(),
@@ -78,15 +96,15 @@ impl SessionSigner {
             .max(1)
     }
 
-    fn keyed(&self) -> HmacSha256 {
-        <HmacSha256 as KeyInit>::new_from_slice(&self.secret).expect("HMAC accepts any key length")
-    }
-
     fn mac(&self, id: &str, scope: &str, issued_at: u64) -> Vec<u8> {
-        let mut m = self.keyed();
+        let mut m = keyed(&self.secret);
         feed(&mut m, id, scope, issued_at);
         m.finalize().into_bytes().to_vec()
     }
+}
+
+fn keyed(secret: &[u8]) -> HmacSha256 {
+    <HmacSha256 as KeyInit>::new_from_slice(secret).expect("HMAC accepts any key length")
 }
 
 fn feed(m: &mut HmacSha256, id: &str, scope: &str, issued_at: u64) {
@@ -128,5 +146,25 @@ mod tests {
         let expired = SessionSigner::new("0123456789abcdef", 0);
         let old = format!("abc.1.{}", hex::encode(expired.mac("abc", "x", 1)));
         assert!(expired.verify(&old, "x").is_none());
+    }
+
+    #[test]
+    fn a_previous_secret_verifies_but_never_signs() {
+        let old = SessionSigner::new("the-old-secret-0123", 60);
+        let rotated = SessionSigner::new("the-new-secret-4567", 60)
+            .with_previous(&["the-old-secret-0123".into()]);
+        let t = old.issue("abc", "k");
+        assert!(rotated.verify(&t, "k").is_some());
+        assert!(rotated.verify(&t, "other").is_none());
+        let fresh = rotated.issue("def", "k");
+        assert!(
+            old.verify(&fresh, "k").is_none(),
+            "signed with the new secret"
+        );
+        assert!(
+            SessionSigner::new("the-new-secret-4567", 60)
+                .verify(&fresh, "k")
+                .is_some()
+        );
     }
 }

@@ -362,6 +362,13 @@ impl Mcp {
         }
     }
 
+    /// Like [`Mcp::new`], over `http` (e.g. a client trusting a test CA).
+    pub fn with_http(url: &str, key: Option<&str>, http: reqwest::Client) -> Mcp {
+        let mut client = Mcp::new(url, key);
+        client.http = http;
+        client
+    }
+
     fn request(&self, body: String) -> reqwest::RequestBuilder {
         let mut r = self
             .http

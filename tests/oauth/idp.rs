@@ -42,10 +42,17 @@ impl Key {
             "alg": "EdDSA", "use": "sig"})
     }
 
-    /// A token with `claims` signed by this key.
+    /// An access token (typ `at+jwt`, RFC 9068) with `claims` signed by
+    /// this key.
     pub fn sign(&self, claims: &Value) -> String {
         let mut header = Header::new(Algorithm::EdDSA);
+        header.typ = Some("at+jwt".into());
         header.kid = Some(self.kid.clone());
+        self.sign_with(header, claims)
+    }
+
+    /// `claims` signed by this key under `header`.
+    pub fn sign_with(&self, header: Header, claims: &Value) -> String {
         jsonwebtoken::encode(&header, claims, &self.encoding).expect("sign")
     }
 }

@@ -7,7 +7,12 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod discovery;
+mod front;
 mod idp;
+mod logs;
+mod provider;
+mod real_provider;
 
 use common::{ACME_OPS, Mcp, TestEnv, valid_program};
 use idp::{ALL_SCOPES, Jwks, Key, RESOURCE, claims, now};
@@ -237,6 +242,7 @@ async fn expired_early_foreign_and_forged_tokens_get_401_invalid_token() {
     let stranger = Key::generate("a-1");
     let hs = {
         let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
+        header.typ = Some("at+jwt".into());
         header.kid = Some("a-1".into());
         jsonwebtoken::encode(
             &header,
@@ -244,6 +250,15 @@ async fn expired_early_foreign_and_forged_tokens_get_401_invalid_token() {
             &jsonwebtoken::EncodingKey::from_secret(b"shared-secret").expect("hmac key"),
         )
         .expect("hs256")
+    };
+    let plain_typ = {
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
+        header.kid = Some("a-1".into());
+        header.typ = Some("JWT".into());
+        s.key_a.sign_with(
+            header,
+            &claims(ISSUER_A, "x", ALL_SCOPES, json!({"tenant": "acme"})),
+        )
     };
     let cases = [
         (
@@ -287,6 +302,11 @@ async fn expired_early_foreign_and_forged_tokens_get_401_invalid_token() {
             "signature",
         ),
         ("an algorithm off the allow-list", hs, "algorithm"),
+        (
+            "a JWT that is not an access token (typ JWT)",
+            plain_typ,
+            "at+jwt",
+        ),
         (
             "no tenant claim",
             s.key_a.sign(&claims(ISSUER_A, "x", ALL_SCOPES, json!({}))),
@@ -360,29 +380,96 @@ async fn a_rotated_key_is_fetched_on_its_first_token_and_the_retired_one_refused
     assert_eq!(status, 401, "the retired key no longer verifies: {body}");
 }
 
+/// A token of issuer A, for this resource and unexpired, signed by a key
+/// the issuer never published under a made-up key id.
+fn forged(kid: &str) -> String {
+    Key::generate(kid).sign(&claims(
+        ISSUER_A,
+        "x",
+        ALL_SCOPES,
+        json!({"tenant": "acme"}),
+    ))
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn unknown_key_ids_do_not_make_the_gateway_flood_the_issuer() {
     let s = setup(3600).await;
     let first = s.token_a("x", "acme", ALL_SCOPES, json!({}));
     assert_eq!(attempt(&s, Some(&first)).await.0, 200);
     assert_eq!(s.jwks_a.fetches(), 1);
-    for i in 0..5 {
-        let forged = Key::generate(&format!("made-up-{i}"));
-        let token = forged.sign(&claims(
-            ISSUER_A,
-            "x",
-            ALL_SCOPES,
-            json!({"tenant": "acme"}),
-        ));
-        let (status, _, body) = attempt(&s, Some(&token)).await;
-        assert_eq!(status, 401, "{body}");
+    // Tokens whose audience or expiry is wrong never cause a fetch.
+    for extra in [
+        json!({"tenant": "acme", "aud": "https://other.test/mcp"}),
+        json!({"tenant": "acme", "exp": now() - 3600}),
+    ] {
+        let token =
+            Key::generate("made-up-implausible").sign(&claims(ISSUER_A, "x", ALL_SCOPES, extra));
+        assert_eq!(attempt(&s, Some(&token)).await.0, 401);
     }
-    assert_eq!(
-        s.jwks_a.fetches(),
-        1,
-        "refetches are rate-limited per issuer"
+    assert_eq!(s.jwks_a.fetches(), 1, "implausible tokens fetch nothing");
+    // Twenty made-up key ids at once: one fetch answers them all.
+    let started = std::time::Instant::now();
+    let mut attempts = tokio::task::JoinSet::new();
+    for i in 0..20 {
+        let (url, token) = (s.env.url.clone(), forged(&format!("made-up-{i}")));
+        attempts.spawn(async move { Mcp::new(&url, Some(&token)).raw(&initialize_body()).await.0 });
+    }
+    let statuses = attempts.join_all().await;
+    assert!(statuses.iter().all(|st| *st == 401), "{statuses:?}");
+    assert!(
+        s.jwks_a.fetches() <= 3,
+        "at most one fetch per interval: {}",
+        s.jwks_a.fetches()
     );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert_eq!(attempt(&s, Some(&first)).await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forged_key_id_cannot_hold_back_a_real_rotation() {
+    let s = setup(3600).await;
+    let first = s.token_a("x", "acme", ALL_SCOPES, json!({}));
+    assert_eq!(attempt(&s, Some(&first)).await.0, 200);
+    // A made-up key id makes the gateway fetch; the issuer rotates right
+    // after, and the first token with the new key comes at once.
+    assert_eq!(attempt(&s, Some(&forged("made-up"))).await.0, 401);
+    let fetched = s.jwks_a.fetches();
+    assert_eq!(fetched, 2, "the made-up key id was looked for");
+    let next = Key::generate("a-2");
+    s.jwks_a.publish(&[&s.key_a, &next]);
+    let rotated = next.sign(&claims(
+        ISSUER_A,
+        "x",
+        ALL_SCOPES,
+        json!({"tenant": "acme"}),
+    ));
+    let started = std::time::Instant::now();
+    let (status, _, body) = attempt(&s, Some(&rotated)).await;
+    assert_eq!(status, 200, "the new key is fetched: {body}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(1500),
+        "accepted within the refetch interval: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(s.jwks_a.fetches(), fetched + 1);
+    // The same after another forged token arriving while the first waits.
+    let third = Key::generate("a-3");
+    s.jwks_a.publish(&[&s.key_a, &next, &third]);
+    let rotated = third.sign(&claims(
+        ISSUER_A,
+        "x",
+        ALL_SCOPES,
+        json!({"tenant": "acme"}),
+    ));
+    let (forged_status, (status, _, body)) = tokio::join!(
+        async { attempt(&s, Some(&forged("made-up-2"))).await.0 },
+        async {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            attempt(&s, Some(&rotated)).await
+        }
+    );
+    assert_eq!(forged_status, 401);
+    assert_eq!(status, 200, "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -407,13 +494,13 @@ async fn an_identity_provider_outage_keeps_known_keys_and_answers_503_without_th
             "the token itself may be fine: {challenge}"
         );
         assert_eq!(body["jsonrpc"], "2.0", "{body}");
-        assert!(
-            body["error"]["message"]
-                .as_str()
-                .unwrap_or("")
-                .contains("HTTP 500"),
-            "{body}"
-        );
+        // The caller learns that keys are missing, never where the gateway
+        // fetches them from or what its HTTP client said.
+        let message = body["error"]["message"].as_str().unwrap_or("");
+        assert!(message.contains("cannot be checked"), "{body}");
+        for internal in [s.jwks_b.url.as_str(), "127.0.0.1", "HTTP 500", "jwks"] {
+            assert!(!message.contains(internal), "{internal} in {body}");
+        }
     }
     assert_eq!(
         s.jwks_b.fetches(),

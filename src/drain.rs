@@ -57,7 +57,11 @@ pub async fn serve_until_drained(
     app: App,
 ) -> std::io::Result<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, app.router.clone()).with_graceful_shutdown(async {
+    // Each request knows its peer address: anonymous budgets are kept per
+    // client address when a caller has no session.
+    let router = app.router.clone();
+    let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let server = axum::serve(listener, service).with_graceful_shutdown(async {
         let _ = stopped.await;
     });
     let mut server = tokio::spawn(server.into_future());

@@ -135,14 +135,20 @@ fn limits_are_validated_at_start_naming_the_key_and_the_fix() {
     let path = common::repo_path("tests/configs/conformance.toml");
     let text = std::fs::read_to_string(&path).unwrap().replace(
         "[limits.anonymous]\n",
-        "[limits.anonymous]\nrequests_per_second = 0\n\n[[limits.key]]\nname = \"nobody\"\nconcurrent_runs = 0\n",
+        "[limits]\ntrusted_proxies = [\"10.0.0.0/8\", \"nginx\"]\nmax_tracked_callers = 0\n\n[limits.anonymous]\nrequests_per_second = 0\n\n[[limits.key]]\nname = \"nobody\"\nconcurrent_runs = 0\n",
     );
     let config = pilotage_gateway::config::Config::parse(&text, &path).unwrap();
     let problems: Vec<String> = config.validate().iter().map(|p| p.to_string()).collect();
+    assert!(
+        !problems.iter().any(|p| p.contains("trusted_proxies[0]")),
+        "a CIDR block is a proxy: {problems:?}"
+    );
     for expected in [
         "`limits.anonymous.requests_per_second`",
         "`limits.key[0].concurrent_runs`",
         "`limits.key[0].name`: no [[auth.key]] is named 'nobody'",
+        "`limits.trusted_proxies[1]`: 'nginx' is not an IP address or CIDR block",
+        "`limits.max_tracked_callers`",
     ] {
         assert!(
             problems

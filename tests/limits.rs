@@ -9,7 +9,7 @@ use serde_json::json;
 use std::time::{Duration, Instant};
 
 #[tokio::test(flavor = "multi_thread")]
-async fn anonymous_callers_share_one_budget_and_are_told_when_to_retry() {
+async fn each_anonymous_session_has_its_own_budget_and_is_told_when_to_retry() {
     let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
         c.limits.anonymous = Limit {
             // One call a minute: the fourth call is refused, whatever the timing.
@@ -23,12 +23,11 @@ async fn anonymous_callers_share_one_budget_and_are_told_when_to_retry() {
     a.initialize().await;
     let mut b = env.anonymous();
     b.initialize().await;
-    for c in [&a, &b, &a] {
-        let r = c.call("pilotage_manifest", json!({})).await;
+    for _ in 0..3 {
+        let r = a.call("pilotage_manifest", json!({})).await;
         assert!(!r.is_error, "{}", r.structured);
     }
-    // A second session does not get a fresh budget.
-    let refused = b.call("pilotage_manifest", json!({})).await;
+    let refused = a.call("pilotage_manifest", json!({})).await;
     assert!(refused.is_error);
     assert_eq!(refused.structured["error"]["kind"], "internal");
     let ms = refused.structured["retry_after_ms"]
@@ -40,20 +39,25 @@ async fn anonymous_callers_share_one_budget_and_are_told_when_to_retry() {
         message.contains("rate limit") && message.contains(&format!("retry in {ms} ms")),
         "{message}"
     );
+    // Another session's budget is whole: a's refusal cost it nothing.
+    for _ in 0..3 {
+        assert!(!b.call("pilotage_manifest", json!({})).await.is_error);
+    }
+    assert!(b.call("pilotage_manifest", json!({})).await.is_error);
     // A key holder is not held back by anonymous traffic.
     let key = env.client(ACME_OPS);
     assert!(!key.call("pilotage_manifest", json!({})).await.is_error);
     let metrics = &env.gateway.as_ref().unwrap().metrics;
     assert_eq!(
         metrics.rate_limited.with_label_values(&["requests"]).get(),
-        1
+        2
     );
     assert_eq!(
         metrics
             .request_errors
             .with_label_values(&["internal"])
             .get(),
-        1
+        2
     );
 }
 
@@ -131,14 +135,20 @@ fn limits_are_validated_at_start_naming_the_key_and_the_fix() {
     let path = common::repo_path("tests/configs/conformance.toml");
     let text = std::fs::read_to_string(&path).unwrap().replace(
         "[limits.anonymous]\n",
-        "[limits.anonymous]\nrequests_per_second = 0\n\n[[limits.key]]\nname = \"nobody\"\nconcurrent_runs = 0\n",
+        "[limits]\ntrusted_proxies = [\"10.0.0.0/8\", \"nginx\"]\nmax_tracked_callers = 0\n\n[limits.anonymous]\nrequests_per_second = 0\n\n[[limits.key]]\nname = \"nobody\"\nconcurrent_runs = 0\n",
     );
     let config = pilotage_gateway::config::Config::parse(&text, &path).unwrap();
     let problems: Vec<String> = config.validate().iter().map(|p| p.to_string()).collect();
+    assert!(
+        !problems.iter().any(|p| p.contains("trusted_proxies[0]")),
+        "a CIDR block is a proxy: {problems:?}"
+    );
     for expected in [
         "`limits.anonymous.requests_per_second`",
         "`limits.key[0].concurrent_runs`",
         "`limits.key[0].name`: no [[auth.key]] is named 'nobody'",
+        "`limits.trusted_proxies[1]`: 'nginx' is not an IP address or CIDR block",
+        "`limits.max_tracked_callers`",
     ] {
         assert!(
             problems

@@ -62,7 +62,10 @@ pub async fn serve_until_drained(
     gw: &Gateway,
 ) -> std::io::Result<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, router).with_graceful_shutdown(async {
+    // Each request knows its peer address: anonymous budgets are kept per
+    // client address when a caller has no session.
+    let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let server = axum::serve(listener, service).with_graceful_shutdown(async {
         let _ = stopped.await;
     });
     let mut server = tokio::spawn(server.into_future());

@@ -11,6 +11,7 @@
 //!   an unknown, forged, expired or revoked id get HTTP 404; DELETE revokes.
 
 use super::arguments;
+use super::budget::RetryAfter;
 use super::carrier::{self, INTERNAL_ERROR, INVALID_REQUEST, Message, SESSION_ERROR, rpc_error};
 use super::origin::{self, BrowserGuard, Screened};
 use super::session::{Session, SessionSigner};
@@ -178,6 +179,11 @@ async fn answer(front: Front, req: Request<Body>) -> Response<Body> {
         .as_ref()
         .map(|session_id| front.signer.issue(session_id, &principal.scope));
     parts.extensions.insert(principal);
+    if let Some(s) = &session {
+        parts.extensions.insert(s.clone());
+    }
+    let retry_after = RetryAfter::default();
+    parts.extensions.insert(retry_after.clone());
     // rmcp runs stateless: the session header is ours, not its.
     parts.headers.remove(SESSION_HEADER);
     let mut mcp = front.mcp.clone();
@@ -189,6 +195,7 @@ async fn answer(front: Front, req: Request<Body>) -> Response<Body> {
         Err(never) => match never {},
     };
     let mut response = carrier::normalize(response, id).await;
+    retry_after.apply(&mut response);
     if let Some(token) = issued
         && response.status().is_success()
         && let Ok(v) = HeaderValue::from_str(&token)

@@ -3,6 +3,7 @@
 //! and the Pilotage tools.
 
 pub mod arguments;
+pub mod budget;
 pub mod carrier;
 pub mod layer;
 pub mod origin;

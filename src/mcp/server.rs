@@ -7,6 +7,7 @@
 //! initialize/discover result, a tool outside them being unknown (`-32602`).
 
 use super::arguments::LiftedArguments;
+use super::budget;
 use super::tool_list::{self, ToolRole, ToolSpec};
 use super::tools::{self, Args, Reply, manifest};
 use crate::auth::Principal;
@@ -190,7 +191,7 @@ impl PilotageServer {
 
 /// `CallToolResult` with structuredContent always and a one-line summary.
 /// The value is moved into the result, never copied.
-fn envelope(result: tools::ToolResult) -> CallToolResult {
+pub(super) fn envelope(result: tools::ToolResult) -> CallToolResult {
     let (structured, summary, is_error) = match result {
         Ok(Reply {
             structured,
@@ -302,13 +303,17 @@ impl ServerHandler for PilotageServer {
         let call = self
             .dispatch(&name, arguments, &principal)
             .instrument(span.clone());
-        let result = match self.inner.gw.limits.admit_call(&principal) {
-            Err(refused) => Ok(envelope(Err(refused))),
-            Ok(()) => match trace {
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let gw = &self.inner.gw;
+        let caller = budget::caller_of(gw, &principal, parts);
+        let retry_after = parts.and_then(|p| p.extensions.get::<budget::RetryAfter>());
+        let result = budget::within_budget(gw, &principal, caller, retry_after, async {
+            match trace {
                 Some(t) => t.scope(call).await,
                 None => call.await,
-            },
-        };
+            }
+        })
+        .await;
         let took = started.elapsed();
         if let Some(run_id) = result
             .as_ref()

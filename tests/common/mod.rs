@@ -306,7 +306,8 @@ impl TestEnv {
         tokio::spawn(async move {
             // The app (with its file watcher) lives as long as the server.
             let router = app.router.clone();
-            let _ = axum::serve(listener, router).await;
+            let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+            let _ = axum::serve(listener, service).await;
             drop(app);
         });
         TestEnv {

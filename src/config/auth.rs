@@ -5,7 +5,7 @@ use super::OAuthConfig;
 use super::policy;
 use serde::Deserialize;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthConfig {
     /// Anonymous access: callers without a key act inside `anonymous_tenant`.
@@ -86,7 +86,7 @@ impl AnonymousScope {
 }
 
 /// One API key. Only its SHA-256 is stored.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApiKeyConfig {
     /// Principal name (appears in logs, never in responses).

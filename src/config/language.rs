@@ -5,7 +5,7 @@
 use super::Config;
 use serde::Deserialize;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LanguageConfig {
     /// Language identifier, `family/version` (Part II §3.3).
@@ -49,6 +49,7 @@ pub struct LanguageConfig {
     pub promotion_lifetime: String,
     /// Optional JSON Schema (as a TOML table) the request `context` must
     /// satisfy; absent means context is refused (Part II §6.4).
+    #[schemars(with = "Option<serde_json::Value>")]
     #[serde(default)]
     pub context_schema: Option<toml::Value>,
     #[serde(default)]
@@ -83,7 +84,7 @@ fn default_page() -> usize {
 }
 
 /// Loop tool names, declared in the manifest's `loop` object.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoopTools {
     pub validate: String,
@@ -112,7 +113,7 @@ impl LoopTools {
 }
 
 /// The capability map of one Language; each sub-feature can be switched off.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CapabilityConfig {
     #[serde(default)]
@@ -131,7 +132,7 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct GuidesCaps {
     pub topic_fetch: bool,
@@ -142,7 +143,7 @@ impl Default for GuidesCaps {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CatalogCaps {
     pub search: bool,
@@ -157,7 +158,7 @@ impl Default for CatalogCaps {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExecuteCaps {
     pub enabled: bool,
@@ -176,7 +177,7 @@ impl Default for ExecuteCaps {
 
 /// Validation resource bounds (Part II §10.1); exceeding one is a
 /// `bounds_exceeded` request error before the engine is called.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Bounds {
     /// JSON nesting depth of the program value. Kept well below serde_json's

@@ -20,7 +20,7 @@
 use serde::Deserialize;
 
 /// One budget; an absent member is not limited.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Limit {
     /// Sustained tool calls per second.
@@ -45,7 +45,7 @@ impl Limit {
 }
 
 /// The budget of one named API key.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeyLimit {
     pub name: String,
@@ -53,7 +53,7 @@ pub struct KeyLimit {
     pub limit: Limit,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitsConfig {
     pub anonymous: Limit,

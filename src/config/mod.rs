@@ -18,6 +18,7 @@ pub mod oauth;
 pub mod policy;
 mod problem;
 mod rotation;
+pub mod schema;
 mod secrets;
 pub mod server;
 pub mod store;
@@ -35,7 +36,7 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// The whole `gateway.toml`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]

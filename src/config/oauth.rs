@@ -8,7 +8,7 @@ use crate::auth::policy::{FORBIDDABLE_HINTS, Permission, RiskCeiling, RiskLevel}
 use serde::Deserialize;
 
 /// The resource server.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OAuthConfig {
     /// This resource's identifier: the canonical URL of the MCP endpoint
@@ -65,7 +65,7 @@ fn default_jwks_timeout() -> u64 {
 }
 
 /// One trusted authorization server.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IssuerConfig {
     /// Exactly the `iss` its tokens carry (and the authorization server the

@@ -123,7 +123,7 @@ impl EngineProfile {
 }
 
 /// The risk an engine effect value stands for (Part II §5.3).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EffectRisk {
     pub risk: String,
@@ -146,7 +146,7 @@ impl EffectRisk {
 }
 
 /// The capability listing.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CatalogFields {
     pub path: String,

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 /// How a placeholder's value is written into a request body.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Encoding {
     /// `boolean`, `milliseconds`, `seconds` (fractional when needed),
@@ -15,7 +15,7 @@ pub enum Encoding {
 }
 
 /// Encodings of the body placeholders.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Encodings {
     pub program: Encoding,

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// What a problem's level means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LevelMeaning {
     Error,
@@ -14,7 +14,7 @@ pub enum LevelMeaning {
 }
 
 /// What an HTTP status of a check answer means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckMeaning {
     /// The body is the validator's answer (problems at `problems`).
@@ -24,11 +24,12 @@ pub enum CheckMeaning {
 }
 
 /// The validator endpoint.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CheckMapping {
     pub path: String,
     /// Request body template (placeholders `{{program}}`, `{{context}}`).
+    #[schemars(with = "serde_json::Value")]
     pub body: toml::Value,
     pub encodings: Encodings,
     /// HTTP status (`"422"`, or a class `"4xx"`) → meaning; a status not

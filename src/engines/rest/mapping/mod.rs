@@ -25,7 +25,7 @@ use crate::engines::profile::{CatalogFields, EffectRisk, EngineProfile, EventMap
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EngineMapping {
     /// Header carrying the tenant on every engine call.

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// What an HTTP status of a run answer means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunMeaning {
     /// The body is a run answer (its state decides).
@@ -24,7 +24,7 @@ pub enum RunMeaning {
 }
 
 /// What a run state value means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StateMeaning {
     Completed,
@@ -39,7 +39,7 @@ pub enum StateMeaning {
 
 /// Synchronous (the run call answers with the result) or asynchronous
 /// (start, poll, then read the result and the step log).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Runner {
     #[default]
@@ -48,7 +48,7 @@ pub enum Runner {
 }
 
 /// The runner endpoint.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunMapping {
     /// Run (sync) or start (async) call, POST.
@@ -56,6 +56,7 @@ pub struct RunMapping {
     pub runner: Runner,
     /// Request body template; placeholders `{{program}}`, `{{input}}`,
     /// `{{context}}`, `{{trace}}`, `{{dry_run}}`, `{{deadline}}`.
+    #[schemars(with = "serde_json::Value")]
     pub body: toml::Value,
     pub encodings: Encodings,
     /// HTTP status (`"422"`, or a class `"5xx"`) → meaning.
@@ -125,14 +126,14 @@ impl Default for RunMapping {
 }
 
 /// A call at a path template (`/runs/{run_id}/cancel`).
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CallPath {
     pub path: String,
 }
 
 /// The status call of an asynchronous runner (GET `path` with `{run_id}`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PollMapping {
     pub path: String,
@@ -163,7 +164,7 @@ impl Default for PollMapping {
 }
 
 /// The result call of an asynchronous runner.
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OutputMapping {
     pub path: String,
@@ -176,7 +177,7 @@ pub struct OutputMapping {
 /// The step log of an asynchronous runner: GET `path` (with `{run_id}` and
 /// `{cursor}`), events at `items`, the next cursor at `next` (absent, null or
 /// empty: last page).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LogMapping {
     pub path: String,

@@ -48,6 +48,7 @@ impl Limit {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeyLimit {
+    /// The `name` of the API key (`[[auth.key]]`) this budget applies to.
     pub name: String,
     #[serde(flatten)]
     pub limit: Limit,
@@ -56,8 +57,11 @@ pub struct KeyLimit {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitsConfig {
+    /// The budget of each anonymous principal.
     pub anonymous: Limit,
+    /// The budget of every API key without its own `[[limits.key]]`.
     pub default: Limit,
+    /// Budgets of named API keys (`[[limits.key]]`).
     #[serde(rename = "key")]
     pub keys: Vec<KeyLimit>,
 }

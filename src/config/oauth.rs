@@ -41,6 +41,7 @@ pub struct OAuthConfig {
     /// Upper bound of one JWKS fetch.
     #[serde(default = "default_jwks_timeout")]
     pub jwks_timeout_ms: u64,
+    /// The trusted identity providers (`[[auth.oauth.issuer]]`).
     #[serde(rename = "issuer", default)]
     pub issuers: Vec<IssuerConfig>,
 }
@@ -95,6 +96,8 @@ pub struct IssuerConfig {
     /// Ceiling for every principal of this issuer.
     #[serde(default)]
     pub max_risk: Option<String>,
+    /// Risk hints no step of this issuer's programs may carry (`destructive`,
+    /// `openWorld`).
     #[serde(default)]
     pub forbid_risk_hints: Vec<String>,
     /// A claim that may lower the ceiling per token (a risk level, e.g.

@@ -12,7 +12,9 @@ pub const EFFECTS: [&str; 4] = ["safe", "write", "external", "destructive"];
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RiskRule {
+    /// Action names this row covers (`*` matches any text).
     pub glob: String,
+    /// Their effect: `safe`, `write`, `external` or `destructive`.
     pub effect: String,
 }
 

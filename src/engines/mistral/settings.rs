@@ -22,6 +22,7 @@ pub struct MistralSettings {
     /// First wait between two status reads of a run; doubled after each
     /// read up to `max_poll_interval_ms`.
     pub poll_interval_ms: u64,
+    /// Longest wait between two status reads of a run.
     pub max_poll_interval_ms: u64,
     /// Actions per catalog page (`GET /v2/actions?limit=`).
     pub page_size: usize,

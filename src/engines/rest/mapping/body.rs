@@ -18,11 +18,17 @@ pub enum Encoding {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Encodings {
+    /// How `{{program}}` is written.
     pub program: Encoding,
+    /// How `{{input}}` is written.
     pub input: Encoding,
+    /// How `{{context}}` is written.
     pub context: Encoding,
+    /// How `{{trace}}` is written.
     pub trace: Encoding,
+    /// How `{{dry_run}}` is written.
     pub dry_run: Encoding,
+    /// How `{{deadline}}` is written.
     pub deadline: Encoding,
 }
 

@@ -27,21 +27,27 @@ pub enum CheckMeaning {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CheckMapping {
+    /// The validator call (POST).
     pub path: String,
     /// Request body template (placeholders `{{program}}`, `{{context}}`).
     #[schemars(with = "serde_json::Value")]
     pub body: toml::Value,
+    /// How each placeholder of `body` is written.
     pub encodings: Encodings,
     /// HTTP status (`"422"`, or a class `"4xx"`) → meaning; a status not
     /// listed is an error.
     pub status: BTreeMap<String, CheckMeaning>,
     /// Response field holding the problems array.
     pub problems: String,
+    /// Field of a problem's message.
     pub text: String,
+    /// Field of a problem's location in the program.
     pub location: String,
+    /// Field of a problem's level.
     pub level: String,
     /// The level value meaning an error, and the one meaning a warning.
     pub error_level: String,
+    /// The level value meaning a warning.
     pub warning_level: String,
     /// Further level values and their meaning. A level in none of these is
     /// logged and counts as an error (fail closed).

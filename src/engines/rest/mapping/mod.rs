@@ -36,9 +36,13 @@ pub struct EngineMapping {
     pub case_insensitive_values: bool,
     /// Where an error body keeps its text, tried in order (`fault.message`).
     pub error_paths: Vec<String>,
+    /// The capability listing call and its fields.
     pub catalog: CatalogFields,
+    /// The validator call and how its answer reads.
     pub check: CheckMapping,
+    /// The runner call(s) and how their answers read.
     pub run: RunMapping,
+    /// The fields of the runner's event log.
     pub events: EventMapping,
     /// Engine effect value → Pilotage risk. A value not in the table is the
     /// most dangerous risk (destructive, open world).

@@ -81,7 +81,10 @@ fn main() -> ExitCode {
             Command::CheckConfig { config, probe } => cli::check_config::run(&config, &probe).await,
             Command::Classify(a) => cli::classify::run(a),
             Command::ConfigSchema => {
-                print!("{}", pilotage_gateway::config::schema::gateway_schema_text());
+                print!(
+                    "{}",
+                    pilotage_gateway::config::schema::gateway_schema_text()
+                );
                 ExitCode::SUCCESS
             }
         }

@@ -358,7 +358,9 @@ async fn engine_calls_carry_the_engine_name_and_buckets_reach_the_longest_deadli
     })
     .await;
     let base = env.url.trim_end_matches("/mcp");
-    let ready = reqwest::get(format!("{base}/readyz")).await.expect("GET /readyz");
+    let ready = reqwest::get(format!("{base}/readyz"))
+        .await
+        .expect("GET /readyz");
     assert_eq!(ready.status(), 200);
     let mut c = env.anonymous();
     c.initialize().await;

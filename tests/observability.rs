@@ -186,7 +186,9 @@ fn the_shipped_configurations_pass_the_schema_and_a_misspelled_key_does_not() {
 /// The README's configuration section.
 fn readme_configuration() -> String {
     let readme = std::fs::read_to_string(repo_path("README.md")).expect("README.md");
-    let start = readme.find("\n## Configuration\n").expect("a Configuration section");
+    let start = readme
+        .find("\n## Configuration\n")
+        .expect("a Configuration section");
     let rest = &readme[start + 1..];
     let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 3);
     rest[..end].to_string()
@@ -225,11 +227,7 @@ fn readme_keys(tops: &BTreeSet<String>) -> BTreeSet<String> {
         let Some(first_cell) = line.strip_prefix("| ").and_then(|l| l.split(" |").next()) else {
             continue;
         };
-        let tokens: Vec<&str> = first_cell
-            .split('`')
-            .skip(1)
-            .step_by(2)
-            .collect();
+        let tokens: Vec<&str> = first_cell.split('`').skip(1).step_by(2).collect();
         let mut table_last = None;
         for token in tokens {
             if token.starts_with('[') {
@@ -317,13 +315,23 @@ fn the_readme_names_every_environment_variable_the_gateway_reads() {
     let section = readme_configuration();
     let read = variables_read();
     assert!(read.contains("PILOTAGE_CONFIG"), "{read:?}");
-    let missing: Vec<&String> = read.iter().filter(|v| !section.contains(v.as_str())).collect();
+    let missing: Vec<&String> = read
+        .iter()
+        .filter(|v| !section.contains(v.as_str()))
+        .collect();
     assert!(
         missing.is_empty(),
         "variables the README's Configuration section does not name: {missing:?}"
     );
-    for standard in ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "OTEL_TRACES_SAMPLER"] {
-        assert!(section.contains(standard), "{standard} is not in the README");
+    for standard in [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_SERVICE_NAME",
+        "OTEL_TRACES_SAMPLER",
+    ] {
+        assert!(
+            section.contains(standard),
+            "{standard} is not in the README"
+        );
     }
 }
 
@@ -388,7 +396,10 @@ impl Served {
         let lines = Arc::new(Mutex::new(Vec::new()));
         let kept = lines.clone();
         std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
                 kept.lock().unwrap().push(line);
             }
         });
@@ -399,7 +410,11 @@ impl Served {
         };
         let deadline = Instant::now() + BOUND;
         while served.base.is_empty() {
-            assert!(Instant::now() < deadline, "no listening line: {:?}", served.json_lines());
+            assert!(
+                Instant::now() < deadline,
+                "no listening line: {:?}",
+                served.json_lines()
+            );
             if let Some(address) = served
                 .json_lines()
                 .iter()
@@ -425,7 +440,13 @@ impl Served {
     /// SIGTERM, then waits for the exit (the exporter flushes at exit).
     async fn stop(&mut self) {
         let pid = self.child.id().to_string();
-        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
         let deadline = Instant::now() + BOUND;
         while self.child.try_wait().unwrap().is_none() {
             assert!(Instant::now() < deadline, "the gateway did not exit");
@@ -511,7 +532,9 @@ async fn the_otel_variables_alone_export_spans_and_the_run_is_named_in_its_lines
     let spans = exported_spans(&exports.lock().unwrap());
     assert!(!spans.is_empty(), "nothing exported to {collector}");
     assert!(
-        spans.iter().all(|(service, _)| service == "observability-test"),
+        spans
+            .iter()
+            .all(|(service, _)| service == "observability-test"),
         "service.name not from OTEL_SERVICE_NAME: {:?}",
         spans.iter().map(|s| &s.0).collect::<Vec<_>>()
     );

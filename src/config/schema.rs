@@ -40,8 +40,8 @@ pub fn gateway_schema() -> serde_json::Value {
 
 /// The schema as the committed file holds it: pretty JSON and a final newline.
 pub fn gateway_schema_text() -> String {
-    let mut text = serde_json::to_string_pretty(&gateway_schema())
-        .expect("a JSON value always serializes");
+    let mut text =
+        serde_json::to_string_pretty(&gateway_schema()).expect("a JSON value always serializes");
     text.push('\n');
     text
 }
@@ -56,7 +56,10 @@ mod tests {
         let engine = &schema["definitions"]["EngineConfig"]["properties"];
         for kind in crate::engines::registry::kinds() {
             let table = crate::engines::registry::adapter(kind).unwrap().table;
-            assert!(engine.get(table).is_some(), "[engine.{table}] missing: {engine}");
+            assert!(
+                engine.get(table).is_some(),
+                "[engine.{table}] missing: {engine}"
+            );
         }
     }
 }

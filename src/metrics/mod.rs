@@ -367,7 +367,8 @@ mod tests {
     #[test]
     fn engine_calls_carry_the_engine_name() {
         let m = Metrics::new();
-        m.for_engine("orders").engine_call("run", "200", Duration::from_millis(3));
+        m.for_engine("orders")
+            .engine_call("run", "200", Duration::from_millis(3));
         m.engine_call("catalog", "200", Duration::from_millis(3));
         let text = m.render();
         assert!(text.contains("pilotage_engine_call_duration_seconds_count{engine=\"orders\",operation=\"run\",status=\"200\"} 1"), "{text}");

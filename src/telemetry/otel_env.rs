@@ -34,7 +34,11 @@ pub fn export_settings(
     telemetry: &TelemetryConfig,
     get: impl Fn(&str) -> Option<String>,
 ) -> Option<ExportSettings> {
-    let get = |k: &str| get(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let get = |k: &str| {
+        get(k)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
     if get("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
         return None;
     }
@@ -71,7 +75,11 @@ mod tests {
     use super::*;
 
     fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        move |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
     }
 
     #[test]
@@ -120,7 +128,10 @@ mod tests {
         let s = export_settings(
             &file,
             env(&[
-                ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://env:4318/v1/traces"),
+                (
+                    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                    "http://env:4318/v1/traces",
+                ),
                 ("OTEL_SERVICE_NAME", "from-env"),
             ]),
         )
@@ -135,6 +146,9 @@ mod tests {
             otlp_traces_endpoint: "http://file:4318/v1/traces".into(),
             ..TelemetryConfig::default()
         };
-        assert_eq!(export_settings(&file, env(&[("OTEL_SDK_DISABLED", "true")])), None);
+        assert_eq!(
+            export_settings(&file, env(&[("OTEL_SDK_DISABLED", "true")])),
+            None
+        );
     }
 }

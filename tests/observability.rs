@@ -178,6 +178,12 @@ fn the_shipped_configurations_pass_the_schema_and_a_misspelled_key_does_not() {
         !validator.is_valid(&typo),
         "a misspelled key passed the schema"
     );
+    let mut engine_typo = toml_as_json("deploy/gateway.local.toml");
+    engine_typo["engine"]["retires"] = json!(3);
+    assert!(
+        !validator.is_valid(&engine_typo),
+        "a misspelled engine key passed the schema"
+    );
     let mut wrong_type = toml_as_json("deploy/gateway.local.toml");
     wrong_type["engine"]["timeout_ms"] = json!("fast");
     assert!(!validator.is_valid(&wrong_type), "a string timeout passed");

@@ -9,6 +9,8 @@ use serde::Deserialize;
 pub const DEFAULT_ENGINE: &str = "default";
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+// The adapter's registry row refuses unknown keys at start; the schema says so too.
+#[schemars(deny_unknown_fields)]
 pub struct EngineConfig {
     /// Which adapter talks to this engine (`rest`, the configurable REST
     /// mapping, unless named; see `engines::registry`).

@@ -552,3 +552,32 @@ async fn the_otel_variables_alone_export_spans_and_the_run_is_named_in_its_lines
     drop(served);
     drop(engine);
 }
+
+/// `OTEL_TRACES_SAMPLER` reaches the SDK: `always_off` exports nothing, where
+/// the same set-up with `always_on` (above) exports every span.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_standard_sampler_variable_is_honoured() {
+    let (collector, exports) = otlp_receiver().await;
+    let engine = Engine::spawn(&[]);
+    let mut served = Served::start(
+        &engine,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.as_str()),
+            ("OTEL_TRACES_SAMPLER", "always_off"),
+        ],
+    );
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "pilotage_manifest", "arguments": {}}});
+    let status = reqwest::Client::new()
+        .post(format!("{}/mcp", served.base))
+        .header("accept", "application/json, text/event-stream")
+        .json(&call)
+        .send()
+        .await
+        .expect("POST /mcp")
+        .status();
+    assert_eq!(status, 200);
+    served.stop().await;
+    let spans = exported_spans(&exports.lock().unwrap());
+    assert!(spans.is_empty(), "always_off exported {spans:?}");
+}

@@ -199,7 +199,7 @@ impl Gateway {
     /// Loads guides and rules (refusing to start on any error) and connects
     /// the store.
     pub async fn build(config: Config) -> Result<Arc<Gateway>, StartError> {
-        let metrics = Arc::new(Metrics::new());
+        let metrics = Arc::new(Metrics::for_config(&config));
         let store = connect_store(&config).await?;
         let store = crate::metrics::store::MeteredStore::wrap(store, metrics.clone());
         let mut engines = std::collections::BTreeMap::new();
@@ -217,7 +217,7 @@ impl Gateway {
             let client = crate::engines::registry::connect(
                 engine_config,
                 crate::tls::http_roots(engine_ca.as_deref()),
-                metrics.clone(),
+                Arc::new(metrics.for_engine(name)),
             )
             .ok_or_else(|| StartError::EngineKind {
                 engine: name.to_string(),

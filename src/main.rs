@@ -1,4 +1,4 @@
-//! `pilotage-gateway`: serve, demo, check-config, classify.
+//! `pilotage-gateway`: serve, demo, check-config, classify, config-schema.
 
 use clap::{Parser, Subcommand};
 use pilotage_gateway::{cli, config::Config};
@@ -52,6 +52,9 @@ enum Command {
     },
     /// Show how the classifier reads an engine message, or check every rule example.
     Classify(cli::classify::ClassifyArgs),
+    /// Print the JSON Schema of the configuration file (for editors;
+    /// docs/gateway.schema.json is this output).
+    ConfigSchema,
 }
 
 fn main() -> ExitCode {
@@ -77,6 +80,13 @@ fn main() -> ExitCode {
             Command::Demo { config, engine_bin } => cli::demo::run(config, engine_bin).await,
             Command::CheckConfig { config, probe } => cli::check_config::run(&config, &probe).await,
             Command::Classify(a) => cli::classify::run(a),
+            Command::ConfigSchema => {
+                print!(
+                    "{}",
+                    pilotage_gateway::config::schema::gateway_schema_text()
+                );
+                ExitCode::SUCCESS
+            }
         }
     })
 }

@@ -342,3 +342,57 @@ fn every_alert_has_a_runbook_entry() {
         );
     }
 }
+
+/// Engine calls are labelled with the engine table's name, so two engines'
+/// latencies never merge; the latency buckets reach the longest configured
+/// run deadline (here a named engine's 120 s, past the 30 s default).
+#[tokio::test(flavor = "multi_thread")]
+async fn engine_calls_carry_the_engine_name_and_buckets_reach_the_longest_deadline() {
+    let second = common::Engine::spawn(&[]);
+    let second_url = second.url.clone();
+    let env = TestEnv::with_config("tests/configs/conformance.toml", |cfg| {
+        let mut engine = cfg.engine.clone();
+        engine.url = second_url;
+        engine.run_deadline_ms = 120_000;
+        cfg.engines.insert("second".into(), engine);
+    })
+    .await;
+    let base = env.url.trim_end_matches("/mcp");
+    let ready = reqwest::get(format!("{base}/readyz"))
+        .await
+        .expect("GET /readyz");
+    assert_eq!(ready.status(), 200);
+    let mut c = env.anonymous();
+    c.initialize().await;
+    c.call("pilotage_manifest", json!({})).await;
+    let text = scrape(&env).await;
+    let s = parse(&text);
+    let engine = "pilotage_engine_call_duration_seconds_count";
+    for name in ["default", "second"] {
+        assert!(
+            total(&s, engine, &[("engine", name), ("operation", "health")]) >= 1.0,
+            "no health call of engine {name}:\n{text}"
+        );
+    }
+    assert!(
+        s.iter()
+            .filter(|x| x.name == engine)
+            .all(|x| x.labels.contains_key("engine")),
+        "an engine series without the engine label:\n{text}"
+    );
+    for family in [
+        "pilotage_engine_call_duration_seconds_bucket",
+        "pilotage_tool_call_duration_seconds_bucket",
+    ] {
+        let bounds: Vec<f64> = s
+            .iter()
+            .filter(|x| x.name == family)
+            .filter_map(|x| x.labels.get("le"))
+            .filter(|le| *le != "+Inf")
+            .map(|le| le.parse().expect("numeric bucket bound"))
+            .collect();
+        let top = bounds.iter().cloned().fold(0.0, f64::max);
+        assert!(top >= 120.0, "{family} ends at {top} s:\n{text}");
+    }
+    drop(second);
+}

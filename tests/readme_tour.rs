@@ -97,7 +97,8 @@ fn words(command: &str) -> Vec<String> {
     out
 }
 
-/// The demo, started from `cwd`; killed on drop.
+/// The demo, started from `cwd`; stopped with SIGTERM on drop, so it stops
+/// its engine too (a SIGKILL would leave the engine running, orphaned).
 struct Demo {
     child: Child,
     url: String,
@@ -106,6 +107,16 @@ struct Demo {
 
 impl Drop for Demo {
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

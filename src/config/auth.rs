@@ -5,11 +5,12 @@ use super::OAuthConfig;
 use super::policy;
 use serde::Deserialize;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthConfig {
     /// Anonymous access: callers without a key act inside `anonymous_tenant`.
     pub anonymous: bool,
+    /// The engine tenant anonymous callers act in.
     pub anonymous_tenant: String,
     /// Who an anonymous principal is: `"session"` (each MCP session) or
     /// `"tenant"` (every anonymous caller); see [`AnonymousScope`].
@@ -17,8 +18,13 @@ pub struct AuthConfig {
     /// What anonymous callers may do, as for a key: permissions (all when
     /// absent) and a risk ceiling.
     pub anonymous_permissions: Option<Vec<String>>,
+    /// The riskiest level an anonymous caller's programs may reach (`safe` <
+    /// `write` < `external` < `destructive`); absent: no ceiling.
     pub anonymous_max_risk: Option<String>,
+    /// Risk hints no step of an anonymous caller's programs may carry
+    /// (`destructive`, `openWorld`).
     pub anonymous_forbid_risk_hints: Vec<String>,
+    /// API keys (`[[auth.key]]`), each sent as `Authorization: Bearer KEY`.
     #[serde(rename = "key")]
     pub keys: Vec<ApiKeyConfig>,
     /// A file of more `[[key]]` blocks (`PILOTAGE_API_KEYS_FILE`), so keys
@@ -86,11 +92,12 @@ impl AnonymousScope {
 }
 
 /// One API key. Only its SHA-256 is stored.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApiKeyConfig {
     /// Principal name (appears in logs, never in responses).
     pub name: String,
+    /// The engine tenant this key acts in.
     pub tenant: String,
     /// Lowercase hex SHA-256 of the bearer key.
     pub sha256: String,

@@ -8,7 +8,7 @@ const MIB: u64 = 1024 * 1024;
 /// Below this a cache holds too little to be worth having.
 pub(super) const MIN_BYTES: u64 = 64 * 1024;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
     /// Validation verdicts (diagnostics and plans), shared by validate and

@@ -8,7 +8,9 @@ use serde::Deserialize;
 /// The name of the `[engine]` table among the named engines.
 pub const DEFAULT_ENGINE: &str = "default";
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+// The adapter's registry row refuses unknown keys at start; the schema says so too.
+#[schemars(deny_unknown_fields)]
 pub struct EngineConfig {
     /// Which adapter talks to this engine (`rest`, the configurable REST
     /// mapping, unless named; see `engines::registry`).
@@ -40,6 +42,7 @@ pub struct EngineConfig {
     /// Every other key of the table: the adapter's own tables, as written.
     /// The adapter's registry row reads them and refuses the keys it does
     /// not know, so a typo still stops the start.
+    #[schemars(with = "super::schema::AdapterTables")]
     #[serde(flatten)]
     pub adapter: toml::Table,
 }

@@ -5,7 +5,7 @@
 use super::Config;
 use serde::Deserialize;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LanguageConfig {
     /// Language identifier, `family/version` (Part II §3.3).
@@ -19,6 +19,7 @@ pub struct LanguageConfig {
     /// (the `[engine]` table, also when absent).
     #[serde(default)]
     pub engine: Option<String>,
+    /// Human-readable title of the Language, shown in the manifest.
     pub title: String,
     /// Name of the tool argument carrying the program (Part III §5).
     #[serde(default = "default_argument")]
@@ -31,7 +32,9 @@ pub struct LanguageConfig {
     pub guide_id_prefix: String,
     /// Classifier rule file (relative to the config file).
     pub classifier: String,
+    /// The names of the loop tools.
     pub tools: LoopTools,
+    /// The sub-features this Language offers; each can be switched off.
     pub capabilities: CapabilityConfig,
     /// `immediate`, `deploy` or `both`.
     #[serde(default = "default_execution")]
@@ -49,8 +52,10 @@ pub struct LanguageConfig {
     pub promotion_lifetime: String,
     /// Optional JSON Schema (as a TOML table) the request `context` must
     /// satisfy; absent means context is refused (Part II §6.4).
+    #[schemars(with = "Option<serde_json::Value>")]
     #[serde(default)]
     pub context_schema: Option<toml::Value>,
+    /// Program bounds checked before the engine is called.
     #[serde(default)]
     pub bounds: Bounds,
     /// Catalog page size cap.
@@ -83,12 +88,15 @@ fn default_page() -> usize {
 }
 
 /// Loop tool names, declared in the manifest's `loop` object.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoopTools {
+    /// Name of the validate tool.
     pub validate: String,
+    /// Name of the execute tool; absent: no execute tool.
     #[serde(default)]
     pub execute: Option<String>,
+    /// Name of the trace tool; absent: no trace tool.
     #[serde(default)]
     pub trace: Option<String>,
 }
@@ -112,17 +120,22 @@ impl LoopTools {
 }
 
 /// The capability map of one Language; each sub-feature can be switched off.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CapabilityConfig {
+    /// Guide sub-features.
     #[serde(default)]
     pub guides: GuidesCaps,
+    /// Catalog sub-features.
     #[serde(default)]
     pub catalog: CatalogCaps,
+    /// Validate answers carry the plan of the program.
     #[serde(default = "yes")]
     pub plan: bool,
+    /// Execute sub-features.
     #[serde(default)]
     pub execute: ExecuteCaps,
+    /// Traces of past runs can be fetched by `run_id`.
     #[serde(default = "yes")]
     pub trace_fetch: bool,
 }
@@ -131,9 +144,10 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct GuidesCaps {
+    /// Guides can be fetched by topic.
     pub topic_fetch: bool,
 }
 impl Default for GuidesCaps {
@@ -142,10 +156,12 @@ impl Default for GuidesCaps {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CatalogCaps {
+    /// The catalog can be searched.
     pub search: bool,
+    /// The catalog answers what changed since a `catalog_version`.
     pub changed_since: bool,
 }
 impl Default for CatalogCaps {
@@ -157,11 +173,14 @@ impl Default for CatalogCaps {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExecuteCaps {
+    /// Programs can be executed at all.
     pub enabled: bool,
+    /// Test runs (the engine simulates the steps) are offered.
     pub test_run: bool,
+    /// Executes accept an `idempotency_key`.
     pub idempotency: bool,
 }
 impl Default for ExecuteCaps {
@@ -176,7 +195,7 @@ impl Default for ExecuteCaps {
 
 /// Validation resource bounds (Part II §10.1); exceeding one is a
 /// `bounds_exceeded` request error before the engine is called.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Bounds {
     /// JSON nesting depth of the program value. Kept well below serde_json's

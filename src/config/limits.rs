@@ -29,7 +29,7 @@ use std::net::IpAddr;
 pub const DEFAULT_MAX_TRACKED_CALLERS: u64 = 100_000;
 
 /// One budget; an absent member is not limited.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Limit {
     /// Sustained tool calls per second.
@@ -55,15 +55,16 @@ impl Limit {
 }
 
 /// The budget of one named API key.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeyLimit {
+    /// The `name` of the API key (`[[auth.key]]`) this budget applies to.
     pub name: String,
     #[serde(flatten)]
     pub limit: Limit,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitsConfig {
     /// Addresses and CIDR blocks of the proxies in front of the gateway:
@@ -73,8 +74,11 @@ pub struct LimitsConfig {
     /// least recently seen are forgotten (they start again with a full
     /// budget).
     pub max_tracked_callers: u64,
+    /// The budget of each anonymous principal.
     pub anonymous: Limit,
+    /// The budget of every API key without its own `[[limits.key]]`.
     pub default: Limit,
+    /// Budgets of named API keys (`[[limits.key]]`).
     #[serde(rename = "key")]
     pub keys: Vec<KeyLimit>,
 }

@@ -18,6 +18,7 @@ pub mod oauth;
 pub mod policy;
 mod problem;
 mod rotation;
+pub mod schema;
 mod secrets;
 pub mod server;
 pub mod store;
@@ -35,15 +36,20 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// The whole `gateway.toml`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// How this instance listens, names itself, drains and finds its files.
     #[serde(default)]
     pub server: ServerConfig,
+    /// How `Mcp-Session-Id` tokens are signed and how long they last.
     #[serde(default)]
     pub session: SessionConfig,
+    /// Where runs, idempotency records and promotions are kept: embedded in
+    /// memory, or Redis.
     #[serde(default)]
     pub store: StoreConfig,
+    /// Byte budgets of the in-process caches.
     #[serde(default)]
     pub cache: cache::CacheConfig,
     /// The default engine: the one a `[[language]]` runs on when it names
@@ -53,12 +59,17 @@ pub struct Config {
     /// as `[engine]`; a `[[language]]` picks one with `engine = "NAME"`.
     #[serde(default)]
     pub engines: std::collections::BTreeMap<String, EngineConfig>,
+    /// Who may call (API keys, OAuth issuers, anonymous access) and what each
+    /// caller may do.
     #[serde(default)]
     pub auth: AuthConfig,
+    /// Per-caller rate and concurrency budgets.
     #[serde(default)]
     pub limits: limits::LimitsConfig,
+    /// Where traces go (the standard `OTEL_*` variables fill what is left unset).
     #[serde(default)]
     pub telemetry: TelemetryConfig,
+    /// One table per Language this gateway serves (`[[language]]`).
     #[serde(rename = "language", default)]
     pub languages: Vec<LanguageConfig>,
     /// Directory of the configuration file; relative paths resolve against it.

@@ -8,7 +8,7 @@ use crate::auth::policy::{FORBIDDABLE_HINTS, Permission, RiskCeiling, RiskLevel}
 use serde::Deserialize;
 
 /// The resource server.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OAuthConfig {
     /// This resource's identifier: the canonical URL of the MCP endpoint
@@ -41,6 +41,7 @@ pub struct OAuthConfig {
     /// Upper bound of one JWKS fetch.
     #[serde(default = "default_jwks_timeout")]
     pub jwks_timeout_ms: u64,
+    /// The trusted identity providers (`[[auth.oauth.issuer]]`).
     #[serde(rename = "issuer", default)]
     pub issuers: Vec<IssuerConfig>,
 }
@@ -65,7 +66,7 @@ fn default_jwks_timeout() -> u64 {
 }
 
 /// One trusted authorization server.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IssuerConfig {
     /// Exactly the `iss` its tokens carry (and the authorization server the
@@ -95,6 +96,8 @@ pub struct IssuerConfig {
     /// Ceiling for every principal of this issuer.
     #[serde(default)]
     pub max_risk: Option<String>,
+    /// Risk hints no step of this issuer's programs may carry (`destructive`,
+    /// `openWorld`).
     #[serde(default)]
     pub forbid_risk_hints: Vec<String>,
     /// A claim that may lower the ceiling per token (a risk level, e.g.

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerConfig {
     /// Address the HTTP server binds (`PILOTAGE_LISTEN`).
@@ -52,7 +52,7 @@ impl Default for ServerConfig {
 }
 
 /// `[telemetry]`: where traces go.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TelemetryConfig {
     /// The switch of trace export: the OTLP/HTTP traces URL of a collector,
@@ -73,7 +73,7 @@ impl Default for TelemetryConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SessionConfig {
     /// HMAC key that signs `Mcp-Session-Id` tokens; every instance behind one

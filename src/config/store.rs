@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct StoreConfig {
     /// `redis://host:port/db`; empty selects the embedded in-memory store
@@ -55,7 +55,7 @@ impl Default for StoreConfig {
 
 /// `[store.redis_sentinel]`: where the sentinels are and which master they
 /// watch.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SentinelConfig {
     /// The name the sentinels monitor the master under (`sentinel monitor <name> ...`).

@@ -21,6 +21,7 @@ use crate::pilotage::{Outcome, RequestError};
 use crate::store::StoreError;
 use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
+use tracing::Instrument;
 
 mod bind;
 mod claim;
@@ -95,20 +96,28 @@ pub async fn execute(
         run_id: new_run_id(),
         checked,
     };
+    // Every line logged while the run is prepared, sent and recorded names it.
+    let span = tracing::info_span!("execute", run_id = %ex.run_id);
+    executed(&ex).instrument(span).await
+}
+
+/// The steps of one execute, behind its idempotency claim when it has a key.
+async fn executed(ex: &Exec<'_>) -> Result<Value, RequestError> {
+    let (gw, req) = (ex.gw, ex.req);
     let Some(key) = req.idempotency_key.clone() else {
-        return steps(&ex, None).await.map(|r| r.response);
+        return steps(ex, None).await.map(|r| r.response);
     };
     let claim = claim::Claim::new(
         gw,
-        principal,
+        ex.principal,
         &key,
-        request::fingerprint(&req),
-        request::dedup_window(lang),
+        request::fingerprint(req),
+        request::dedup_window(ex.lang),
     );
     if let Some(recorded) = claim.settle(gw).await? {
         return Ok(recorded);
     }
-    let result = steps(&ex, Some(&claim)).await;
+    let result = steps(ex, Some(&claim)).await;
     claim.finish(gw, &result).await;
     result.map(|r| r.response)
 }

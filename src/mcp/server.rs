@@ -315,13 +315,13 @@ impl ServerHandler for PilotageServer {
         })
         .await;
         let took = started.elapsed();
-        if let Some(run_id) = result
+        let run_id = result
             .as_ref()
             .ok()
             .and_then(|r| r.structured_content.as_ref())
             .and_then(|s| s.get("run_id"))
-            .and_then(Value::as_str)
-        {
+            .and_then(Value::as_str);
+        if let Some(run_id) = run_id {
             span.record("run_id", run_id);
         }
         let outcome = tool_call::outcome(&result);
@@ -347,6 +347,9 @@ impl ServerHandler for PilotageServer {
             })
         {
             fields.set_tool(&name, &language, &outcome);
+            if let Some(run_id) = run_id {
+                fields.set_run_id(run_id);
+            }
             if let Err(e) = &result {
                 fields.set_carrier_error(e.code.0, &e.message);
             }

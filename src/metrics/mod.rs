@@ -16,19 +16,26 @@ use prometheus::{
 use std::time::Duration;
 
 /// Latency buckets (seconds) of tool calls and engine calls: from a cached
-/// manifest answer to a run near its 30 s deadline.
+/// manifest answer to a run near the default 30 s deadline; `call_buckets`
+/// extends them to the longest configured deadline.
 const CALL_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
+/// The engine label of a `Metrics` not yet handed to a named engine.
+const DEFAULT_ENGINE: &str = crate::config::DEFAULT_ENGINE;
 /// Store operations: sub-millisecond in memory, a few ms over the network,
 /// bounded by the 2 s operation timeout.
 const STORE_BUCKETS: &[f64] = &[
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 ];
 
-/// Every metric of one gateway process.
+/// Every metric of one gateway process. Clones share the families; a clone
+/// made by `for_engine` labels its engine calls with that engine's name.
+#[derive(Clone)]
 pub struct Metrics {
     registry: Registry,
+    /// The `engine` label of the engine calls recorded through this value.
+    engine: std::sync::Arc<str>,
     pub mcp_requests: IntCounter,
     pub http_requests: IntCounterVec,
     pub tool_calls: HistogramVec,
@@ -51,8 +58,30 @@ impl Metrics {
     /// values are known up front (request-error kinds, rate limits, session
     /// reject reasons) start at zero, so `rate()` works from the first scrape.
     pub fn new() -> Self {
+        Self::with_longest_deadline(Duration::from_millis(30_000))
+    }
+
+    /// The metrics of a gateway with this configuration: call latency
+    /// buckets reach its longest run deadline.
+    pub fn for_config(config: &crate::config::Config) -> Self {
+        Self::with_longest_deadline(Duration::from_millis(config.longest_run_deadline_ms()))
+    }
+
+    /// The same families, with engine calls labelled `engine = name` (the
+    /// engine table's name: `default` for `[engine]`).
+    pub fn for_engine(&self, name: &str) -> Self {
+        Self {
+            engine: name.into(),
+            ..self.clone()
+        }
+    }
+
+    /// A fresh registry whose call latency buckets end at `longest_deadline`.
+    pub fn with_longest_deadline(longest_deadline: Duration) -> Self {
         let registry = Registry::new();
+        let call_buckets = call_buckets(longest_deadline);
         let m = Self {
+            engine: DEFAULT_ENGINE.into(),
             mcp_requests: counter(
                 &registry,
                 "pilotage_mcp_requests_total",
@@ -69,14 +98,14 @@ impl Metrics {
                 "pilotage_tool_call_duration_seconds",
                 "Duration of tools/call, by tool, language (empty when the tool has none) and outcome: the run status of an execute, the request-error kind, \"carrier_error\" for a JSON-RPC error, else \"ok\".",
                 &["tool", "language", "outcome"],
-                CALL_BUCKETS,
+                &call_buckets,
             ),
             engine_calls: histogram_vec(
                 &registry,
                 "pilotage_engine_call_duration_seconds",
-                "Duration of calls to the workflow engine until its answer's headers arrived, by operation (health, catalog, check, run) and status (the HTTP status code, \"unreachable\", \"timeout\" or \"error\").",
-                &["operation", "status"],
-                CALL_BUCKETS,
+                "Duration of calls to a workflow engine until its answer's headers arrived, by engine (the engine table's name: \"default\" for [engine], else NAME of [engines.NAME]), operation (health, catalog, check, run) and status (the HTTP status code, \"unreachable\", \"timeout\" or \"error\").",
+                &["engine", "operation", "status"],
+                &call_buckets,
             ),
             store_operations: histogram_vec(
                 &registry,
@@ -179,10 +208,10 @@ impl Metrics {
         }
     }
 
-    /// Records one engine call.
+    /// Records one call to this value's engine.
     pub fn engine_call(&self, operation: &str, status: &str, took: Duration) {
         self.engine_calls
-            .with_label_values(&[operation, status])
+            .with_label_values(&[&self.engine, operation, status])
             .observe(took.as_secs_f64());
     }
 
@@ -216,6 +245,27 @@ impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.dec();
     }
+}
+
+/// `CALL_BUCKETS`, then doubling steps past 30 s and the deadline itself as
+/// the last bound, so a run that ends near its deadline is not lost in
+/// `+Inf` (two slack seconds past it: the answer still has to arrive).
+fn call_buckets(longest_deadline: Duration) -> Vec<f64> {
+    let mut buckets = CALL_BUCKETS.to_vec();
+    let top = longest_deadline.as_secs_f64() + 2.0;
+    let mut next = CALL_BUCKETS[CALL_BUCKETS.len() - 1] * 2.0;
+    // At most 16 doublings: 30 s × 2^16 is far beyond any allowed deadline.
+    for _ in 0..16 {
+        if next >= top {
+            break;
+        }
+        buckets.push(next);
+        next *= 2.0;
+    }
+    if top > buckets[buckets.len() - 1] {
+        buckets.push(top.ceil());
+    }
+    buckets
 }
 
 // Registration only fails on a duplicate or malformed name, which the fixed
@@ -302,6 +352,27 @@ mod tests {
         }
         assert!(!text.contains("instance="), "{text}");
         assert!(text.contains("pilotage_build_info{pilotage=\"1.1\",version=\""));
+    }
+
+    #[test]
+    fn call_buckets_reach_the_longest_deadline() {
+        assert_eq!(call_buckets(Duration::from_secs(30)).last(), Some(&32.0));
+        let long = call_buckets(Duration::from_secs(300));
+        assert_eq!(&long[..CALL_BUCKETS.len()], CALL_BUCKETS);
+        assert_eq!(&long[CALL_BUCKETS.len()..], &[60.0, 120.0, 240.0, 302.0]);
+        assert!(long.windows(2).all(|w| w[0] < w[1]), "{long:?}");
+        assert_eq!(call_buckets(Duration::from_secs(1)), CALL_BUCKETS);
+    }
+
+    #[test]
+    fn engine_calls_carry_the_engine_name() {
+        let m = Metrics::new();
+        m.for_engine("orders")
+            .engine_call("run", "200", Duration::from_millis(3));
+        m.engine_call("catalog", "200", Duration::from_millis(3));
+        let text = m.render();
+        assert!(text.contains("pilotage_engine_call_duration_seconds_count{engine=\"orders\",operation=\"run\",status=\"200\"} 1"), "{text}");
+        assert!(text.contains("pilotage_engine_call_duration_seconds_count{engine=\"default\",operation=\"catalog\",status=\"200\"} 1"), "{text}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Span export over OTLP/HTTP (JSON), behind `[telemetry]
-//! otlp_traces_endpoint`: the `request`, `tools/call` and `engine` spans go
-//! to a collector in batches, as children of the caller's `traceparent`.
+//! otlp_traces_endpoint` or the standard `OTEL_EXPORTER_OTLP_*` variables
+//! (`otel_env.rs`): the `request`, `tools/call`, `execute` and `engine` spans
+//! go to a collector in batches, as children of the caller's `traceparent`.
 //!
 //! The exporter sends through the gateway's own HTTP client, run on the
 //! gateway's tokio runtime (the batch processor exports from a thread of its
@@ -14,10 +15,6 @@ use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use std::sync::OnceLock;
-use std::time::Duration;
-
-/// Bound of one export request.
-const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 
 static PROVIDER: OnceLock<SdkTracerProvider> = OnceLock::new();
 
@@ -29,13 +26,20 @@ pub struct OtlpError(String);
 /// The tracer of the configured exporter, or `None` when export is off.
 /// Must run inside the tokio runtime.
 pub fn tracer(config: &Config) -> Result<Option<SdkTracer>, OtlpError> {
-    let endpoint = &config.telemetry.otlp_traces_endpoint;
-    if endpoint.is_empty() {
+    let Some(settings) =
+        super::otel_env::export_settings(&config.telemetry, |k| std::env::var(k).ok())
+    else {
         return Ok(None);
+    };
+    if let Some(protocol) = &settings.unsupported_protocol {
+        tracing::warn!(
+            protocol = %protocol,
+            "OTEL_EXPORTER_OTLP_PROTOCOL: this build exports http/json only; sending JSON"
+        );
     }
     let client = RuntimeClient {
         http: reqwest::Client::builder()
-            .timeout(EXPORT_TIMEOUT)
+            .timeout(settings.timeout)
             .build()
             .map_err(|e| OtlpError(e.to_string()))?,
         runtime: tokio::runtime::Handle::try_current().map_err(|e| OtlpError(e.to_string()))?,
@@ -44,12 +48,12 @@ pub fn tracer(config: &Config) -> Result<Option<SdkTracer>, OtlpError> {
         .with_http()
         .with_http_client(client)
         .with_protocol(Protocol::HttpJson)
-        .with_endpoint(endpoint.clone())
-        .with_timeout(EXPORT_TIMEOUT)
+        .with_endpoint(settings.endpoint.clone())
+        .with_timeout(settings.timeout)
         .build()
         .map_err(|e| OtlpError(e.to_string()))?;
     let resource = Resource::builder()
-        .with_service_name(config.telemetry.service_name.clone())
+        .with_service_name(settings.service_name)
         .with_attribute(KeyValue::new(
             "service.instance.id",
             config.server.instance.clone(),

@@ -40,6 +40,8 @@ struct Fields {
     principal_kind: Option<&'static str>,
     key_name: Option<String>,
     outcome: Option<String>,
+    /// The run an execute started (its answer's `run_id`).
+    run_id: Option<String>,
     reject: Option<&'static str>,
     /// A JSON-RPC error answered for a tool call: code and message.
     rpc_error: Option<(i32, String)>,
@@ -87,6 +89,11 @@ impl RequestFields {
             f.language = (!language.is_empty()).then(|| language.to_string());
             f.outcome = Some(outcome.to_string());
         });
+    }
+
+    /// The run the tool call started.
+    pub fn set_run_id(&self, run_id: &str) {
+        self.with(|f| f.run_id = Some(run_id.to_string()));
     }
 
     /// The JSON-RPC error a tool call was answered with (the message is the
@@ -192,6 +199,7 @@ async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Re
                 rpc_method = f.rpc_method.as_deref(),
                 tool = f.tool.as_deref(),
                 language = f.language.as_deref(),
+                run_id = f.run_id.as_deref(),
                 tenant = f.tenant.as_deref(),
                 principal_kind = f.principal_kind,
                 key_name = f.key_name.as_deref(),

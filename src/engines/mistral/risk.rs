@@ -9,10 +9,12 @@ use serde::Deserialize;
 pub const EFFECTS: [&str; 4] = ["safe", "write", "external", "destructive"];
 
 /// One row: actions whose name matches `glob` have `effect`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RiskRule {
+    /// Action names this row covers (`*` matches any text).
     pub glob: String,
+    /// Their effect: `safe`, `write`, `external` or `destructive`.
     pub effect: String,
 }
 

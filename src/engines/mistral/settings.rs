@@ -9,7 +9,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The adapter's settings.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MistralSettings {
     /// Name globs → effect, first match wins. Replaces the built-in table
@@ -22,6 +22,7 @@ pub struct MistralSettings {
     /// First wait between two status reads of a run; doubled after each
     /// read up to `max_poll_interval_ms`.
     pub poll_interval_ms: u64,
+    /// Longest wait between two status reads of a run.
     pub max_poll_interval_ms: u64,
     /// Actions per catalog page (`GET /v2/actions?limit=`).
     pub page_size: usize,

@@ -123,13 +123,17 @@ impl EngineProfile {
 }
 
 /// The risk an engine effect value stands for (Part II §5.3).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EffectRisk {
+    /// The Pilotage risk: `safe`, `write`, `external` or `destructive`.
     pub risk: String,
+    /// The capability changes nothing.
     #[serde(rename = "readOnly")]
     pub read_only: bool,
+    /// The capability may destroy data.
     pub destructive: bool,
+    /// The capability reaches systems outside the engine.
     #[serde(rename = "openWorld")]
     pub open_world: bool,
 }
@@ -146,20 +150,29 @@ impl EffectRisk {
 }
 
 /// The capability listing.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CatalogFields {
+    /// The listing call (GET).
     pub path: String,
     /// Field holding the array of capabilities.
     pub list: String,
+    /// Field of a capability's name.
     pub name: String,
     /// The remaining fields may be empty: the engine has no such field.
     pub title: String,
+    /// Field of a capability's description (empty: none).
     pub description: String,
+    /// Field of a capability's parameter schema (empty: none).
     pub params: String,
+    /// Field of a capability's result schema (empty: none).
     pub returns: String,
+    /// Field of a capability's effect value, read through `effects` (empty:
+    /// none).
     pub effect: String,
+    /// Field of a capability's tags (empty: none).
     pub tags: String,
+    /// Field telling a capability is deprecated (empty: none).
     pub deprecated: String,
     /// Fields that move without the contract changing (usage counters,
     /// timestamps); they never reach an entry, so never move

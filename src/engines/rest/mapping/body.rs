@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 /// How a placeholder's value is written into a request body.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Encoding {
     /// `boolean`, `milliseconds`, `seconds` (fractional when needed),
@@ -15,14 +15,20 @@ pub enum Encoding {
 }
 
 /// Encodings of the body placeholders.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Encodings {
+    /// How `{{program}}` is written.
     pub program: Encoding,
+    /// How `{{input}}` is written.
     pub input: Encoding,
+    /// How `{{context}}` is written.
     pub context: Encoding,
+    /// How `{{trace}}` is written.
     pub trace: Encoding,
+    /// How `{{dry_run}}` is written.
     pub dry_run: Encoding,
+    /// How `{{deadline}}` is written.
     pub deadline: Encoding,
 }
 

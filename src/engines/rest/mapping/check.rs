@@ -6,7 +6,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// What a problem's level means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LevelMeaning {
     Error,
@@ -14,7 +14,7 @@ pub enum LevelMeaning {
 }
 
 /// What an HTTP status of a check answer means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckMeaning {
     /// The body is the validator's answer (problems at `problems`).
@@ -24,23 +24,30 @@ pub enum CheckMeaning {
 }
 
 /// The validator endpoint.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CheckMapping {
+    /// The validator call (POST).
     pub path: String,
     /// Request body template (placeholders `{{program}}`, `{{context}}`).
+    #[schemars(with = "serde_json::Value")]
     pub body: toml::Value,
+    /// How each placeholder of `body` is written.
     pub encodings: Encodings,
     /// HTTP status (`"422"`, or a class `"4xx"`) → meaning; a status not
     /// listed is an error.
     pub status: BTreeMap<String, CheckMeaning>,
     /// Response field holding the problems array.
     pub problems: String,
+    /// Field of a problem's message.
     pub text: String,
+    /// Field of a problem's location in the program.
     pub location: String,
+    /// Field of a problem's level.
     pub level: String,
     /// The level value meaning an error, and the one meaning a warning.
     pub error_level: String,
+    /// The level value meaning a warning.
     pub warning_level: String,
     /// Further level values and their meaning. A level in none of these is
     /// logged and counts as an error (fail closed).

@@ -25,7 +25,7 @@ use crate::engines::profile::{CatalogFields, EffectRisk, EngineProfile, EventMap
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EngineMapping {
     /// Header carrying the tenant on every engine call.
@@ -36,9 +36,13 @@ pub struct EngineMapping {
     pub case_insensitive_values: bool,
     /// Where an error body keeps its text, tried in order (`fault.message`).
     pub error_paths: Vec<String>,
+    /// The capability listing call and its fields.
     pub catalog: CatalogFields,
+    /// The validator call and how its answer reads.
     pub check: CheckMapping,
+    /// The runner call(s) and how their answers read.
     pub run: RunMapping,
+    /// The fields of the runner's event log.
     pub events: EventMapping,
     /// Engine effect value → Pilotage risk. A value not in the table is the
     /// most dangerous risk (destructive, open world).

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// What an HTTP status of a run answer means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunMeaning {
     /// The body is a run answer (its state decides).
@@ -24,7 +24,7 @@ pub enum RunMeaning {
 }
 
 /// What a run state value means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StateMeaning {
     Completed,
@@ -39,7 +39,7 @@ pub enum StateMeaning {
 
 /// Synchronous (the run call answers with the result) or asynchronous
 /// (start, poll, then read the result and the step log).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Runner {
     #[default]
@@ -48,24 +48,33 @@ pub enum Runner {
 }
 
 /// The runner endpoint.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunMapping {
     /// Run (sync) or start (async) call, POST.
     pub path: String,
+    /// `sync`: the run call answers with the result; `async`: start, poll, then
+    /// read the result and the step log.
     pub runner: Runner,
     /// Request body template; placeholders `{{program}}`, `{{input}}`,
     /// `{{context}}`, `{{trace}}`, `{{dry_run}}`, `{{deadline}}`.
+    #[schemars(with = "serde_json::Value")]
     pub body: toml::Value,
+    /// How each placeholder of `body` is written.
     pub encodings: Encodings,
     /// HTTP status (`"422"`, or a class `"5xx"`) → meaning.
     pub status: BTreeMap<String, RunMeaning>,
+    /// Field of the run id in the run answer.
     pub run_id: String,
+    /// Field of the run state (meanings from `states`).
     pub state: String,
+    /// Field of the run result.
     pub result: String,
     /// Whether the result is JSON encoded inside a string.
     pub result_encoded: bool,
+    /// Field of the run's error message.
     pub error: String,
+    /// Field of the run's event log.
     pub events: String,
     /// Problems of a rejected run (same item shape as the validator's).
     pub problems: String,
@@ -125,23 +134,28 @@ impl Default for RunMapping {
 }
 
 /// A call at a path template (`/runs/{run_id}/cancel`).
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CallPath {
+    /// Path template of the call; empty: the engine has none.
     pub path: String,
 }
 
 /// The status call of an asynchronous runner (GET `path` with `{run_id}`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PollMapping {
+    /// The status call (GET, with `{run_id}`).
     pub path: String,
     /// Field paths in the status answer (meanings from `run.states`).
     pub state: String,
+    /// Field of the run's error message in the status answer.
     pub error: String,
+    /// Field of a rejected run's problems in the status answer.
     pub problems: String,
     /// First wait between polls; doubled after each poll up to `max_delay_ms`.
     pub first_delay_ms: u64,
+    /// Longest wait between two polls.
     pub max_delay_ms: u64,
     /// How long past the run deadline the gateway keeps polling before it
     /// cancels (the engine is expected to stop the run at the deadline).
@@ -163,9 +177,11 @@ impl Default for PollMapping {
 }
 
 /// The result call of an asynchronous runner.
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OutputMapping {
+    /// The result call (GET, with `{run_id}`); empty: the result is in the poll
+    /// answer.
     pub path: String,
     /// Field of the result in that answer.
     pub field: String,
@@ -176,12 +192,16 @@ pub struct OutputMapping {
 /// The step log of an asynchronous runner: GET `path` (with `{run_id}` and
 /// `{cursor}`), events at `items`, the next cursor at `next` (absent, null or
 /// empty: last page).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LogMapping {
+    /// The log call (GET, with `{run_id}` and `{cursor}`).
     pub path: String,
+    /// Field of the page's events.
     pub items: String,
+    /// Field of the next page's cursor (absent, null or empty: last page).
     pub next: String,
+    /// Cursor of the first page.
     pub first_cursor: String,
     /// Whether each event is JSON encoded inside a string.
     pub encoded: bool,

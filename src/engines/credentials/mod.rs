@@ -61,7 +61,7 @@ enum Authorization {
     None,
     /// A bearer token or basic credentials, fixed at start.
     Fixed(HeaderValue),
-    OAuth(oauth::TokenSource),
+    OAuth(Box<oauth::TokenSource>),
 }
 
 /// One engine's credentials, ready to send.
@@ -152,7 +152,11 @@ impl EngineCredentials {
             Authorization::Fixed(header("password_file", path, format!("Basic {encoded}"))?)
         } else if let Some(o) = &settings.oauth {
             let secret = read("client_secret_file", &o.client_secret_file)?;
-            Authorization::OAuth(oauth::TokenSource::new(o.clone(), secret, token_http()))
+            Authorization::OAuth(Box::new(oauth::TokenSource::new(
+                o.clone(),
+                secret,
+                token_http(),
+            )))
         } else {
             Authorization::None
         };

@@ -56,7 +56,7 @@ pub enum CredentialError {
     TokenUnreadable { url: String, what: String },
 }
 
-/// What sets `Authorization` on each call.
+/// What sets `Authorization` (or the configured token header) on each call.
 enum Authorization {
     None,
     /// A bearer token or basic credentials, fixed at start.
@@ -67,6 +67,8 @@ enum Authorization {
 /// One engine's credentials, ready to send.
 pub struct EngineCredentials {
     authorization: Authorization,
+    /// The header the authorization goes in (`Authorization` unless set).
+    token_header: HeaderName,
     headers: Vec<(HeaderName, HeaderValue)>,
     /// Certificate and key (PEM) for mutual TLS.
     identity: Option<Vec<u8>>,
@@ -99,6 +101,7 @@ impl EngineCredentials {
     pub fn none() -> Arc<Self> {
         Arc::new(Self {
             authorization: Authorization::None,
+            token_header: reqwest::header::AUTHORIZATION,
             headers: Vec::new(),
             identity: None,
         })
@@ -141,9 +144,20 @@ impl EngineCredentials {
             v.set_sensitive(true);
             Ok::<_, CredentialError>(v)
         };
+        let token_header = settings
+            .token_header
+            .as_deref()
+            .and_then(|h| HeaderName::from_bytes(h.as_bytes()).ok())
+            .unwrap_or(reqwest::header::AUTHORIZATION);
+        let bearer = token_header == reqwest::header::AUTHORIZATION;
         let authorization = if let Some(path) = &settings.token_file {
             let token = read("token_file", path)?;
-            Authorization::Fixed(header("token_file", path, format!("Bearer {token}"))?)
+            let value = if bearer {
+                format!("Bearer {token}")
+            } else {
+                token
+            };
+            Authorization::Fixed(header("token_file", path, value)?)
         } else if let Some((user, path)) = &settings.basic {
             use base64::Engine as _;
             let password = read("password_file", path)?;
@@ -156,6 +170,7 @@ impl EngineCredentials {
                 o.clone(),
                 secret,
                 token_http(),
+                bearer,
             )))
         } else {
             Authorization::None
@@ -178,6 +193,7 @@ impl EngineCredentials {
         };
         Ok(Arc::new(Self {
             authorization,
+            token_header,
             headers,
             identity,
         }))
@@ -194,11 +210,10 @@ impl EngineCredentials {
         }
         Ok(match &self.authorization {
             Authorization::None => req,
-            Authorization::Fixed(v) => req.header(reqwest::header::AUTHORIZATION, v.clone()),
-            Authorization::OAuth(source) => req.header(
-                reqwest::header::AUTHORIZATION,
-                source.authorization().await?,
-            ),
+            Authorization::Fixed(v) => req.header(&self.token_header, v.clone()),
+            Authorization::OAuth(source) => {
+                req.header(&self.token_header, source.authorization().await?)
+            }
         })
     }
 

@@ -25,19 +25,28 @@ pub(super) struct TokenSource {
     secret: String,
     http: reqwest::Client,
     held: tokio::sync::Mutex<Option<Held>>,
+    /// `Bearer <token>` (for `Authorization`), else the bare token.
+    bearer: bool,
 }
 
 impl TokenSource {
-    pub(super) fn new(settings: OAuthSettings, secret: String, http: reqwest::Client) -> Self {
+    pub(super) fn new(
+        settings: OAuthSettings,
+        secret: String,
+        http: reqwest::Client,
+        bearer: bool,
+    ) -> Self {
         Self {
             settings,
             secret,
             http,
             held: tokio::sync::Mutex::new(None),
+            bearer,
         }
     }
 
-    /// `Bearer <token>`, from the cache while it is fresh.
+    /// `Bearer <token>` (or the bare token), from the cache while it is
+    /// fresh.
     pub(super) async fn authorization(&self) -> Result<HeaderValue, CredentialError> {
         let mut held = self.held.lock().await;
         if let Some(h) = held.as_ref()
@@ -133,7 +142,12 @@ impl TokenSource {
         if !kind.eq_ignore_ascii_case("bearer") {
             return Err(unreadable("token_type is not Bearer"));
         }
-        let mut authorization = HeaderValue::from_str(&format!("Bearer {token}"))
+        let value = if self.bearer {
+            format!("Bearer {token}")
+        } else {
+            token.to_string()
+        };
+        let mut authorization = HeaderValue::from_str(&value)
             .map_err(|_| unreadable("the access token is not a header value"))?;
         authorization.set_sensitive(true);
         let lifetime = body

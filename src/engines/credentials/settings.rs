@@ -44,6 +44,10 @@ pub struct AuthSettings {
     /// PEM certificate (chain) and private key for mutual TLS.
     pub client_cert: Option<(String, String)>,
     pub oauth: Option<OAuthSettings>,
+    /// Where the token (file or OAuth) goes: `Authorization: Bearer` unless
+    /// another header is named, which then carries the bare token (as
+    /// OpenStack's `X-Auth-Token` does).
+    pub token_header: Option<String>,
 }
 
 /// Keys that would hold a secret inline, and the key that takes its file.
@@ -58,6 +62,7 @@ const INLINE_SECRETS: &[(&str, &str)] = &[
 /// Every string key the table takes.
 const STRING_KEYS: &[&str] = &[
     "token_file",
+    "token_header",
     "username",
     "password_file",
     "client_cert_file",
@@ -129,6 +134,7 @@ impl AuthTable {
         }
         let mut take = |k: &str| strings.remove(k);
         let token_file = take("token_file");
+        let token_header = take("token_header").map(|h| h.to_ascii_lowercase());
         let basic = pair(
             prefix,
             ("username", take("username")),
@@ -192,13 +198,44 @@ impl AuthTable {
                 "keep one of them".into(),
             ));
         }
+        if let Some(h) = &token_header {
+            if token_file.is_none() && oauth.is_none() {
+                problems.push((
+                    format!("{prefix}.token_header"),
+                    "no token to send: neither token_file nor token_url is set".into(),
+                    "set token_file or the OAuth keys, or remove token_header".into(),
+                ));
+            }
+            if reqwest::header::HeaderName::from_bytes(h.as_bytes()).is_err()
+                || RESERVED_HEADERS.contains(&h.as_str())
+            {
+                problems.push((
+                    format!("{prefix}.token_header"),
+                    "not a header the gateway can send".into(),
+                    "name a header such as X-Auth-Token, or remove it for Authorization: Bearer"
+                        .into(),
+                ));
+            }
+        }
         let settings = AuthSettings {
             token_file,
             basic,
             headers,
             client_cert,
             oauth,
+            token_header,
         };
+        let token_goes_to = settings
+            .token_header
+            .clone()
+            .unwrap_or_else(|| "authorization".into());
+        if settings.token_header.is_some() && settings.headers.contains_key(&token_goes_to) {
+            problems.push((
+                format!("{prefix}.headers.{token_goes_to}"),
+                "token_header already sends the token in this header".into(),
+                "remove it from headers".into(),
+            ));
+        }
         if settings.authorizes() && settings.headers.keys().any(|h| h == "authorization") {
             problems.push((
                 format!("{prefix}.headers.authorization"),

@@ -43,8 +43,11 @@ const client = (id, secret, scope = SCOPES.join(' ')) => ({
 });
 
 const server = createServer();
+// ISSUER_PATH (e.g. /realms/acme) puts the issuer under a path, as Keycloak's
+// realms are (Mistral's keycloak-oidc auth reads the realm from it).
+const issuerPath = (process.env.ISSUER_PATH || '').replace(/\/$/, '');
 server.listen(0, '127.0.0.1', () => {
-  const issuer = `http://127.0.0.1:${server.address().port}`;
+  const issuer = `http://127.0.0.1:${server.address().port}${issuerPath}`;
   const provider = new Provider(issuer, {
     clients: [
       client('agent', 'agent-secret'),
@@ -95,6 +98,14 @@ server.listen(0, '127.0.0.1', () => {
     },
   });
   provider.on('grant.success', (ctx) => console.log(`grant ${ctx.oidc.client.clientId}`));
-  server.on('request', provider.callback());
+  const callback = provider.callback();
+  server.on('request', (req, res) => {
+    if (issuerPath && req.url.startsWith(issuerPath)) {
+      // Mounted under the path: the provider reads its mount from originalUrl.
+      req.originalUrl = req.url;
+      req.url = req.url.slice(issuerPath.length) || '/';
+    }
+    callback(req, res);
+  });
   console.log(`issuer ${issuer}`);
 });

@@ -527,3 +527,47 @@ async fn an_inline_secret_is_refused_by_the_configuration_check() {
         "Debug shows no secret"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn credentials_never_follow_a_redirect_to_another_origin() {
+    // Another origin that records what reaches it.
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let record = seen.clone();
+    let app = axum::Router::new().fallback(move |headers: axum::http::HeaderMap| {
+        let auth = headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("none")
+            .to_string();
+        record.lock().expect("seen").push(auth);
+        async { axum::http::StatusCode::NOT_FOUND }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let elsewhere = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let dir = Dir::new("redirect");
+    let token = dir.write("token", "tok-redirect\n");
+    let (_nginx, port) = nginx(
+        &dir,
+        false,
+        &format!("    location / {{ return 307 {elsewhere}$request_uri; }}"),
+    );
+    let url = format!("http://127.0.0.1:{port}");
+    let env = gateway(
+        Engine::spawn(&[]),
+        &url,
+        None,
+        auth(&format!("token_file = \"{token}\"")),
+    )
+    .await;
+    validate_fails(&env).await;
+    assert!(
+        seen.lock().expect("seen").is_empty(),
+        "a request followed the redirect: {:?}",
+        seen.lock().expect("seen")
+    );
+}

@@ -34,6 +34,8 @@ pub enum StartError {
     Store(#[from] crate::store::StoreError),
     #[error("TLS: {0}")]
     Tls(#[from] crate::tls::TlsError),
+    #[error("engine credentials: {0}")]
+    Credentials(#[from] crate::engines::credentials::CredentialError),
 }
 
 /// Everything one Language needs at request time.
@@ -206,17 +208,25 @@ impl Gateway {
         let named = std::iter::once((crate::config::DEFAULT_ENGINE, &config.engine))
             .chain(config.engines.iter().map(|(n, e)| (n.as_str(), e)));
         for (name, engine_config) in named {
-            let key = if name == crate::config::DEFAULT_ENGINE {
-                "engine.ca_file".to_string()
+            let prefix = if name == crate::config::DEFAULT_ENGINE {
+                "engine".to_string()
             } else {
-                format!("engines.{name}.ca_file")
+                format!("engines.{name}")
             };
             let path =
                 (!engine_config.ca_file.is_empty()).then(|| config.resolve(&engine_config.ca_file));
-            let engine_ca = crate::tls::read_ca(&key, path.as_deref())?;
+            let engine_ca = crate::tls::read_ca(&format!("{prefix}.ca_file"), path.as_deref())?;
+            let roots = crate::tls::http_roots(engine_ca.as_deref());
+            let credentials = crate::engines::credentials::for_engine(
+                engine_config,
+                &prefix,
+                &|p: &str| config.resolve(p),
+                &roots,
+            )?;
             let client = crate::engines::registry::connect(
                 engine_config,
-                crate::tls::http_roots(engine_ca.as_deref()),
+                roots,
+                credentials,
                 Arc::new(metrics.for_engine(name)),
             )
             .ok_or_else(|| StartError::EngineKind {

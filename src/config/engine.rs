@@ -39,6 +39,11 @@ pub struct EngineConfig {
     /// `https://` engine URL.
     #[serde(default)]
     pub ca_file: String,
+    /// `[engine.auth]`: the credentials presented to this engine, as paths
+    /// of the files holding them (`engines::credentials`).
+    #[serde(default)]
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
+    pub auth: crate::engines::credentials::settings::AuthTable,
     /// Every other key of the table: the adapter's own tables, as written.
     /// The adapter's registry row reads them and refuses the keys it does
     /// not know, so a typo still stops the start.
@@ -78,6 +83,7 @@ impl EngineConfig {
                     .into(),
             ));
         }
+        out.extend(self.auth.problems(&format!("{prefix}.auth"), &is_file));
         out
     }
 }

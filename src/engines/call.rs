@@ -20,6 +20,10 @@ pub enum CallError {
         engine: &'static str,
         timeout: Duration,
     },
+    /// The engine's credentials could not be had (an OAuth token
+    /// endpoint failed): nothing was sent.
+    #[error("{0}")]
+    Credentials(#[from] crate::engines::credentials::CredentialError),
 }
 
 impl CallError {
@@ -27,7 +31,7 @@ impl CallError {
     pub fn never_sent(&self) -> bool {
         match self {
             CallError::Transport(e) => e.is_connect(),
-            CallError::Saturated { .. } => true,
+            CallError::Saturated { .. } | CallError::Credentials(_) => true,
         }
     }
 }
@@ -35,7 +39,9 @@ impl CallError {
 /// A call that got no answer, before anything could have started.
 impl From<CallError> for EngineError {
     fn from(e: CallError) -> Self {
-        if e.never_sent() {
+        if let CallError::Credentials(_) = e {
+            EngineError::Failed(e.to_string())
+        } else if e.never_sent() {
             EngineError::Unreachable(e.to_string())
         } else {
             EngineError::Failed(e.to_string())

@@ -6,6 +6,7 @@
 //! an engine table's `kind` names.
 
 pub mod call;
+pub mod credentials;
 pub mod json_path;
 pub mod mistral;
 pub mod profile;

@@ -5,14 +5,20 @@
 //! folder under `src/engines/` plus its row here.
 
 use super::SharedEngine;
+use super::credentials::EngineCredentials;
 use super::{mistral, rest};
 use crate::config::EngineConfig;
 use crate::metrics::Metrics;
 use std::sync::Arc;
 
-/// Builds one adapter from its engine table, the extra CA roots it trusts
-/// and the metrics its calls are recorded in.
-type Connect = fn(&EngineConfig, Vec<reqwest::Certificate>, Arc<Metrics>) -> SharedEngine;
+/// Builds one adapter from its engine table, the extra CA roots it trusts,
+/// the credentials it presents and the metrics its calls are recorded in.
+type Connect = fn(
+    &EngineConfig,
+    Vec<reqwest::Certificate>,
+    Arc<EngineCredentials>,
+    Arc<Metrics>,
+) -> SharedEngine;
 
 /// (key under `engine`, problem, fix) for an engine table of this kind.
 type Problems = fn(&EngineConfig) -> Vec<(String, String, String)>;
@@ -37,8 +43,8 @@ const ADAPTERS: &[Adapter] = &[
         table: rest::mapping::TABLE,
         default_in_flight: rest::DEFAULT_IN_FLIGHT,
         problems: rest::mapping::problems::engine_problems,
-        connect: |config, roots, metrics| {
-            Arc::new(rest::EngineClient::with_roots(config, roots).with_metrics(metrics))
+        connect: |config, roots, credentials, metrics| {
+            Arc::new(rest::EngineClient::connect(config, roots, credentials).with_metrics(metrics))
         },
     },
     Adapter {
@@ -46,8 +52,10 @@ const ADAPTERS: &[Adapter] = &[
         table: mistral::settings::TABLE,
         default_in_flight: mistral::settings::DEFAULT_IN_FLIGHT,
         problems: mistral::settings::engine_problems,
-        connect: |config, roots, metrics| {
-            Arc::new(mistral::MistralEngine::new(config, roots).with_metrics(metrics))
+        connect: |config, roots, credentials, metrics| {
+            Arc::new(
+                mistral::MistralEngine::connect(config, roots, credentials).with_metrics(metrics),
+            )
         },
     },
 ];
@@ -62,9 +70,10 @@ pub fn adapter(kind: &str) -> Option<&'static Adapter> {
 pub fn connect(
     config: &EngineConfig,
     roots: Vec<reqwest::Certificate>,
+    credentials: Arc<EngineCredentials>,
     metrics: Arc<Metrics>,
 ) -> Option<SharedEngine> {
-    adapter(&config.kind).map(|a| (a.connect)(config, roots, metrics))
+    adapter(&config.kind).map(|a| (a.connect)(config, roots, credentials, metrics))
 }
 
 /// The kinds this build can serve (for configuration errors).
@@ -123,7 +132,7 @@ pub fn problems(config: &EngineConfig) -> Vec<(String, String, String)> {
                 format!("engine.{key}"),
                 format!("not a key of an engine of kind '{}'", config.kind),
                 format!(
-                    "remove it; an engine takes kind, url, timeout_ms, run_deadline_ms, max_in_flight, retries, retry_backoff_ms, ca_file and [{}]",
+                    "remove it; an engine takes kind, url, timeout_ms, run_deadline_ms, max_in_flight, retries, retry_backoff_ms, ca_file, [auth] and [{}]",
                     adapter.table
                 ),
             )),

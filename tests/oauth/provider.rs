@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The agent client: tokens of typ `at+jwt`.
@@ -47,6 +47,9 @@ pub struct Provider {
     child: Child,
     pub issuer: String,
     http: reqwest::Client,
+    /// Tokens issued so far, by client id (read by tests/engine_credentials.rs).
+    #[allow(dead_code)]
+    grants: Arc<Mutex<Vec<String>>>,
 }
 
 impl Drop for Provider {
@@ -59,10 +62,15 @@ impl Drop for Provider {
 impl Provider {
     /// A provider issuing tokens for `resource` (at most 30 s to start).
     pub fn start(resource: &str) -> Provider {
+        Self::start_with(&[resource])
+    }
+
+    /// A provider started with `args` (RESOURCE [ENGINE_RESOURCE [ENGINE_TTL]]).
+    pub fn start_with(args: &[&str]) -> Provider {
         install();
         let mut child = Command::new("node")
             .arg("provider.mjs")
-            .arg(resource)
+            .args(args)
             .current_dir(dir())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -71,10 +79,16 @@ impl Provider {
             .expect("start node provider.mjs");
         let stdout = child.stdout.take().expect("provider stdout");
         let (tx, rx) = std::sync::mpsc::channel();
+        let grants = Arc::new(Mutex::new(Vec::new()));
+        let seen = grants.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some(issuer) = line.strip_prefix("issuer ") {
                     let _ = tx.send(issuer.to_string());
+                } else if let Some(client) = line.strip_prefix("grant ") {
+                    seen.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(client.to_string());
                 }
             }
         });
@@ -92,7 +106,19 @@ impl Provider {
                 .timeout(Duration::from_secs(10))
                 .build()
                 .expect("http client"),
+            grants,
         }
+    }
+
+    /// How many tokens `client` has been issued.
+    #[allow(dead_code)]
+    pub fn grants_to(&self, client: &str) -> usize {
+        self.grants
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|c| *c == client)
+            .count()
     }
 
     /// The provider's own discovery document.

@@ -134,9 +134,13 @@ impl MistralEngine {
                 .header(reqwest::header::CONTENT_TYPE, "text/plain")
                 .body(t.to_string()),
         };
+        let req = self.credentials.apply(req).await?;
         let resp =
             crate::telemetry::engine::send(r.operation, req, self.metrics.as_deref()).await?;
         let status = resp.status();
+        if status == StatusCode::UNAUTHORIZED {
+            self.credentials.refused();
+        }
         let server_error = resp
             .headers()
             .get("Server-Error-Message")

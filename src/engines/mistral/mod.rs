@@ -26,6 +26,7 @@ pub use settings::MistralSettings;
 use super::profile::{CatalogFields, EffectRisk, EngineProfile};
 use super::{CatalogFetch, Engine, EngineError, RawProblem, RunReply};
 use crate::config::EngineConfig;
+use crate::engines::credentials::EngineCredentials;
 use crate::metrics::Metrics;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -50,20 +51,32 @@ pub struct MistralEngine {
     retries: u32,
     retry_backoff: Duration,
     metrics: Option<Arc<Metrics>>,
+    /// What this Mistral, and only it, is sent to authenticate the gateway
+    /// (with Mistral's `keycloak-oidc` auth, an OAuth token).
+    credentials: Arc<EngineCredentials>,
 }
 
 impl MistralEngine {
     /// The adapter of `config`, trusting `roots` besides the system CAs.
     pub fn new(config: &EngineConfig, roots: Vec<reqwest::Certificate>) -> Self {
-        crate::tls::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .pool_idle_timeout(POOL_IDLE)
-            .pool_max_idle_per_host(settings::MAX_IN_FLIGHT)
-            .tcp_nodelay(true)
-            .connect_timeout(Duration::from_millis(config.timeout_ms.min(2000)))
-            .tls_certs_merge(roots)
-            .build()
-            .unwrap_or_default();
+        Self::connect(config, roots, EngineCredentials::none())
+    }
+
+    /// Like [`Self::new`], presenting `credentials` on every call.
+    pub fn connect(
+        config: &EngineConfig,
+        roots: Vec<reqwest::Certificate>,
+        credentials: Arc<EngineCredentials>,
+    ) -> Self {
+        let http = crate::engines::credentials::client_builder(
+            Duration::from_millis(config.timeout_ms.min(2000)),
+            roots,
+            &credentials,
+        )
+        .pool_idle_timeout(POOL_IDLE)
+        .pool_max_idle_per_host(settings::MAX_IN_FLIGHT)
+        .build()
+        .unwrap_or_default();
         let base = config.url.trim_end_matches('/').to_string();
         let root = base.strip_suffix("/v2").unwrap_or(&base).to_string() + "/";
         Self {
@@ -80,6 +93,7 @@ impl MistralEngine {
             retries: config.retries,
             retry_backoff: Duration::from_millis(config.retry_backoff_ms),
             metrics: None,
+            credentials,
         }
     }
 
@@ -143,6 +157,9 @@ impl Engine for MistralEngine {
 
     async fn healthy(&self) -> bool {
         let req = self.http.get(&self.root).timeout(Duration::from_secs(2));
+        let Ok(req) = self.credentials.apply(req).await else {
+            return false;
+        };
         crate::telemetry::engine::send("health", req, self.metrics.as_deref())
             .await
             .map(|r| r.status().is_success())

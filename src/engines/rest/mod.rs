@@ -20,6 +20,7 @@ mod transport;
 
 pub use super::{CatalogFetch, EngineError, RawProblem, RunReply, RunState};
 use crate::config::EngineConfig;
+use crate::engines::credentials::EngineCredentials;
 use crate::engines::profile::EngineProfile;
 use mapping::EngineMapping;
 use serde_json::Value;
@@ -43,6 +44,8 @@ pub struct EngineClient {
     retry_backoff: Duration,
     /// Where engine call timings go (none in benchmarks).
     metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// What this engine, and only it, is sent to authenticate the gateway.
+    credentials: Arc<EngineCredentials>,
 }
 
 impl EngineClient {
@@ -52,17 +55,26 @@ impl EngineClient {
 
     /// A client that also trusts `roots` (a private CA) for an https engine.
     pub fn with_roots(config: &EngineConfig, roots: Vec<reqwest::Certificate>) -> Self {
-        crate::tls::install_crypto_provider();
+        Self::connect(config, roots, EngineCredentials::none())
+    }
+
+    /// A client trusting `roots` that presents `credentials` on every call.
+    pub fn connect(
+        config: &EngineConfig,
+        roots: Vec<reqwest::Certificate>,
+        credentials: Arc<EngineCredentials>,
+    ) -> Self {
         // Validated at start; a client built without that check reads an
         // unreadable mapping as the defaults.
         let mapping = mapping::read(config).unwrap_or_default();
-        let http = reqwest::Client::builder()
-            .pool_max_idle_per_host(64)
-            .tcp_nodelay(true)
-            .connect_timeout(Duration::from_millis(config.timeout_ms.min(2000)))
-            .tls_certs_merge(roots)
-            .build()
-            .unwrap_or_default();
+        let http = crate::engines::credentials::client_builder(
+            Duration::from_millis(config.timeout_ms.min(2000)),
+            roots,
+            &credentials,
+        )
+        .pool_max_idle_per_host(64)
+        .build()
+        .unwrap_or_default();
         Self {
             http,
             base: config.url.trim_end_matches('/').to_string(),
@@ -75,6 +87,7 @@ impl EngineClient {
             retries: config.retries,
             retry_backoff: Duration::from_millis(config.retry_backoff_ms),
             metrics: None,
+            credentials,
         }
     }
 
@@ -85,14 +98,19 @@ impl EngineClient {
     }
 
     /// Sends one engine request: the single place every call passes, which
-    /// adds the caller's trace context, opens the engine-call span and times
-    /// the call.
+    /// adds the engine's credentials and the caller's trace context, opens
+    /// the engine-call span and times the call.
     async fn send(
         &self,
         operation: &'static str,
         req: reqwest::RequestBuilder,
-    ) -> Result<reqwest::Response, reqwest::Error> {
-        crate::telemetry::engine::send(operation, req, self.metrics.as_deref()).await
+    ) -> Result<reqwest::Response, transport::CallError> {
+        let req = self.credentials.apply(req).await?;
+        let resp = crate::telemetry::engine::send(operation, req, self.metrics.as_deref()).await?;
+        if resp.status() == reqwest::StatusCode::UNAUTHORIZED {
+            self.credentials.refused();
+        }
+        Ok(resp)
     }
 
     pub fn mapping(&self) -> &EngineMapping {

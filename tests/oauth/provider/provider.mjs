@@ -9,15 +9,19 @@
 //   plain-jwt / plain-secret   the same scopes, but its tokens carry the
 //                              header typ JWT, as an ID token or any other
 //                              signed JWT of the issuer does
+//   gateway / gateway-secret   the gateway as a client of an engine: scope
+//                              engine:run, for ENGINE_RESOURCE, tokens that
+//                              live ENGINE_TTL seconds (default 4)
 //
-// Usage: node provider.mjs RESOURCE
-// Prints `issuer <url>` once it answers; runs until killed.
+// Usage: node provider.mjs RESOURCE [ENGINE_RESOURCE [ENGINE_TTL]]
+// Prints `issuer <url>` once it answers, then `grant <client>` for every
+// token it issues; runs until killed.
 
 import { createServer } from 'node:http';
 import { generateKeyPairSync } from 'node:crypto';
 import Provider, { errors } from 'oidc-provider';
 
-const [resource] = process.argv.slice(2);
+const [resource, engineResource, engineTtl] = process.argv.slice(2);
 if (!resource) {
   console.error('usage: node provider.mjs RESOURCE');
   process.exit(2);
@@ -27,23 +31,31 @@ const SCOPES = ['learn', 'validate', 'execute', 'deploy', 'trace'].map((p) => `p
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: 'provider-rs-1', alg: 'RS256', use: 'sig' };
 
-const client = (id, secret) => ({
+const ENGINE_SCOPE = 'engine:run';
+const client = (id, secret, scope = SCOPES.join(' ')) => ({
   client_id: id,
   client_secret: secret,
   grant_types: ['client_credentials'],
   redirect_uris: [],
   response_types: [],
-  scope: SCOPES.join(' '),
+  scope,
   token_endpoint_auth_method: 'client_secret_basic',
 });
 
 const server = createServer();
+// ISSUER_PATH (e.g. /realms/acme) puts the issuer under a path, as Keycloak's
+// realms are (Mistral's keycloak-oidc auth reads the realm from it).
+const issuerPath = (process.env.ISSUER_PATH || '').replace(/\/$/, '');
 server.listen(0, '127.0.0.1', () => {
-  const issuer = `http://127.0.0.1:${server.address().port}`;
+  const issuer = `http://127.0.0.1:${server.address().port}${issuerPath}`;
   const provider = new Provider(issuer, {
-    clients: [client('agent', 'agent-secret'), client('plain-jwt', 'plain-secret')],
+    clients: [
+      client('agent', 'agent-secret'),
+      client('plain-jwt', 'plain-secret'),
+      client('gateway', 'gateway-secret', ENGINE_SCOPE),
+    ],
     jwks: { keys: [signingKey] },
-    scopes: SCOPES,
+    scopes: [...SCOPES, ENGINE_SCOPE],
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
@@ -52,6 +64,15 @@ server.listen(0, '127.0.0.1', () => {
         defaultResource: () => resource,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, indicator) => {
+          if (engineResource && indicator === engineResource) {
+            return {
+              scope: ENGINE_SCOPE,
+              audience: engineResource,
+              accessTokenTTL: Number(engineTtl || 4),
+              accessTokenFormat: 'jwt',
+              jwt: { sign: { alg: 'RS256' } },
+            };
+          }
           if (indicator !== resource) {
             throw new errors.InvalidTarget();
           }
@@ -76,6 +97,15 @@ server.listen(0, '127.0.0.1', () => {
       },
     },
   });
-  server.on('request', provider.callback());
+  provider.on('grant.success', (ctx) => console.log(`grant ${ctx.oidc.client.clientId}`));
+  const callback = provider.callback();
+  server.on('request', (req, res) => {
+    if (issuerPath && req.url.startsWith(issuerPath)) {
+      // Mounted under the path: the provider reads its mount from originalUrl.
+      req.originalUrl = req.url;
+      req.url = req.url.slice(issuerPath.length) || '/';
+    }
+    callback(req, res);
+  });
   console.log(`issuer ${issuer}`);
 });

@@ -39,8 +39,8 @@ pub struct EngineClient {
     profile: EngineProfile,
     call_timeout: Duration,
     in_flight: Arc<tokio::sync::Semaphore>,
-    retries: u32,
-    retry_backoff: Duration,
+    /// The engine's breaker, retry budget and retry settings.
+    resilience: Arc<crate::engines::transport::Resilience>,
     /// Where engine call timings go (none in benchmarks).
     metrics: Option<Arc<crate::metrics::Metrics>>,
 }
@@ -72,8 +72,7 @@ impl EngineClient {
             in_flight: Arc::new(tokio::sync::Semaphore::new(
                 config.max_in_flight_or(DEFAULT_IN_FLIGHT).max(1),
             )),
-            retries: config.retries,
-            retry_backoff: Duration::from_millis(config.retry_backoff_ms),
+            resilience: Arc::new(crate::engines::transport::Resilience::new(config, "engine")),
             metrics: None,
         }
     }
@@ -136,6 +135,10 @@ impl super::Engine for EngineClient {
 
     async fn healthy(&self) -> bool {
         EngineClient::healthy(self).await
+    }
+
+    fn breaker(&self) -> crate::engines::transport::breaker::BreakerState {
+        self.resilience.breaker_state()
     }
 
     async fn catalog(&self, tenant: &str, etag: Option<&str>) -> Result<CatalogFetch, EngineError> {

@@ -76,7 +76,9 @@ async fn engine_requests(engine: &Engine) -> u64 {
 async fn baseline(env: &TestEnv, c: &Mcp, from: usize) -> f64 {
     let before = engine_requests(&env.engine).await;
     for n in from..from + 4 {
-        let v = c.call("validate_workflow", json!({"workflow": program(n)})).await;
+        let v = c
+            .call("validate_workflow", json!({"workflow": program(n)}))
+            .await;
         assert!(!v.is_error, "{}", v.raw);
     }
     (engine_requests(&env.engine).await - before) as f64 / 4.0
@@ -96,7 +98,10 @@ fn message_of(r: &common::CallResult) -> String {
         .unwrap_or("")
         .to_string();
     for internal in ["http://", "127.0.0.1", "error sending", "reqwest", "hyper"] {
-        assert!(!m.contains(internal), "'{internal}' reaches the caller: {m}");
+        assert!(
+            !m.contains(internal),
+            "'{internal}' reaches the caller: {m}"
+        );
     }
     m
 }
@@ -110,8 +115,14 @@ async fn a_slow_engine_is_answered_within_its_timeout_and_never_hit_twice() {
     let before = engine_requests(&env.engine).await;
     let calls = [
         ("validate_workflow", json!({"workflow": program(100)})),
-        ("pilotage_catalog", json!({"language": common::LANG, "verb": "list", "q": "nothing-cached"})),
-        ("run_workflow", json!({"workflow": program(101), "mode": "immediate"})),
+        (
+            "pilotage_catalog",
+            json!({"language": common::LANG, "verb": "list", "q": "nothing-cached"}),
+        ),
+        (
+            "run_workflow",
+            json!({"workflow": program(101), "mode": "immediate"}),
+        ),
         ("validate_workflow", json!({"workflow": program(102)})),
         ("validate_workflow", json!({"workflow": program(103)})),
     ];
@@ -134,7 +145,10 @@ async fn a_slow_engine_is_answered_within_its_timeout_and_never_hit_twice() {
             );
         }
     }
-    assert!(failed >= 3, "the slow engine failed the uncached calls ({failed})");
+    assert!(
+        failed >= 3,
+        "the slow engine failed the uncached calls ({failed})"
+    );
     let received = engine_requests(&env.engine).await - before;
     let most = (per_call * calls.len() as f64).ceil() as u64;
     assert!(
@@ -168,7 +182,10 @@ async fn a_shedding_engine_gets_at_most_the_retry_budgets_extra_calls() {
     // of every call made in its window as retries, the baseline's included.
     let first_attempts = (per_call * CALLS as f64).ceil() as u64;
     let budget = ((made_before + first_attempts) as f64 * 0.1).floor() as u64;
-    assert!(received >= CALLS as u64, "every call reached the engine ({received})");
+    assert!(
+        received >= CALLS as u64,
+        "every call reached the engine ({received})"
+    );
     assert!(
         received <= first_attempts + budget,
         "{received} requests for {CALLS} calls: more than {first_attempts} + a budget of {budget}"
@@ -208,7 +225,10 @@ async fn a_retry_after_beyond_the_deadline_is_not_waited_for() {
         assert!(m.contains("the engine answered HTTP 503"), "{m}");
     }
     let received = engine_requests(&env.engine).await - before;
-    assert_eq!(received, 3, "one request per call: a 30 s Retry-After does not fit 1 s");
+    assert_eq!(
+        received, 3,
+        "one request per call: a 30 s Retry-After does not fit 1 s"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -229,7 +249,9 @@ async fn an_open_breaker_fails_fast_shows_on_readyz_and_metrics_and_a_probe_clos
         assert!(m.contains("did not answer within"), "{m}");
     }
     assert_eq!(breaker_gauge(&base).await, 2, "open");
-    let ready = reqwest::get(format!("{base}/readyz")).await.expect("readyz");
+    let ready = reqwest::get(format!("{base}/readyz"))
+        .await
+        .expect("readyz");
     assert_eq!(ready.status(), 503);
     let body: Value = ready.json().await.expect("json");
     assert_eq!(body["open_breakers"], json!(["default"]), "{body}");
@@ -244,10 +266,19 @@ async fn an_open_breaker_fails_fast_shows_on_readyz_and_metrics_and_a_probe_clos
     let took = started.elapsed();
     let m = message_of(&r);
     assert!(m.contains("circuit breaker is open"), "{m}");
-    let wait = r.structured["retry_after_ms"].as_u64().expect("retry_after_ms");
+    let wait = r.structured["retry_after_ms"]
+        .as_u64()
+        .expect("retry_after_ms");
     assert!((1..=1500).contains(&wait), "{wait}");
-    assert!(took < Duration::from_millis(TIMEOUT_MS), "failed fast: {took:?}");
-    assert_eq!(engine_requests(&env.engine).await, before, "nothing was sent");
+    assert!(
+        took < Duration::from_millis(TIMEOUT_MS),
+        "failed fast: {took:?}"
+    );
+    assert_eq!(
+        engine_requests(&env.engine).await,
+        before,
+        "nothing was sent"
+    );
 
     // The engine is back: after the cool-down one probe closes the breaker.
     env.engine.faults(json!({})).await;
@@ -258,7 +289,9 @@ async fn an_open_breaker_fails_fast_shows_on_readyz_and_metrics_and_a_probe_clos
     assert!(!r.is_error, "{}", r.raw);
     assert_eq!(r.structured["valid"], true, "{}", r.raw);
     assert_eq!(breaker_gauge(&base).await, 0, "closed");
-    let ready = reqwest::get(format!("{base}/readyz")).await.expect("readyz");
+    let ready = reqwest::get(format!("{base}/readyz"))
+        .await
+        .expect("readyz");
     assert_eq!(ready.status(), 200);
 }
 
@@ -274,5 +307,8 @@ async fn breaker_gauge(base: &str) -> i64 {
         .lines()
         .find(|l| l.starts_with("pilotage_engine_breaker_state{engine=\"default\"}"))
         .unwrap_or_else(|| panic!("no breaker gauge:\n{text}"));
-    line.rsplit(' ').next().and_then(|v| v.parse().ok()).expect("a value")
+    line.rsplit(' ')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .expect("a value")
 }

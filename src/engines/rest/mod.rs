@@ -1,9 +1,10 @@
 //! HTTP client for the engine's own REST API, read through the configured
 //! mapping (`[engine.mapping]`), so nothing here knows one dialect's names.
 //!
-//! Every call is bounded by a timeout and by `engine.max_in_flight`; calls that
-//! are safe to repeat (catalog, check, status and log reads) are retried with
-//! backoff. Failures are typed so the caller can route them to the right
+//! Every call is bounded by one deadline, the engine's breaker and
+//! `engine.max_in_flight`; calls that are safe to repeat (catalog, check,
+//! status and log reads) are retried with backoff within the deadline and
+//! the engine's retry budget (`engines::transport`). Failures are typed so the caller can route them to the right
 //! Pilotage channel: before execution starts they are `internal` request errors
 //! (`NotStarted`, `Unreachable`, `Failed`); once a run may have started they are
 //! outcomes (`RunBroken`).

@@ -48,9 +48,13 @@ pub enum Pass {
 #[derive(Debug)]
 enum Phase {
     Closed,
-    Open { until: Instant },
+    Open {
+        until: Instant,
+    },
     /// A probe is out; it was let through at `since`.
-    Probing { since: Instant },
+    Probing {
+        since: Instant,
+    },
 }
 
 #[derive(Debug)]
@@ -121,7 +125,11 @@ impl Breaker {
         }
         let open_for = Duration::from_millis(s.open_ms);
         match (pass, &inner.phase) {
-            (Pass::Probe, _) if failed => inner.phase = Phase::Open { until: now + open_for },
+            (Pass::Probe, _) if failed => {
+                inner.phase = Phase::Open {
+                    until: now + open_for,
+                }
+            }
             (Pass::Probe, _) => {
                 inner.phase = Phase::Closed;
                 inner.window_start = now;
@@ -129,11 +137,14 @@ impl Breaker {
                 inner.failures = 0;
             }
             (Pass::Normal, Phase::Closed) if failed => {
-                let by_count = s.consecutive_failures > 0 && inner.in_a_row >= s.consecutive_failures;
+                let by_count =
+                    s.consecutive_failures > 0 && inner.in_a_row >= s.consecutive_failures;
                 let by_ratio = inner.calls >= s.min_calls.max(1)
                     && f64::from(inner.failures) >= s.failure_ratio * f64::from(inner.calls);
                 if by_count || by_ratio {
-                    inner.phase = Phase::Open { until: now + open_for };
+                    inner.phase = Phase::Open {
+                        until: now + open_for,
+                    };
                 }
             }
             _ => {}

@@ -72,12 +72,12 @@ impl CallError {
             };
         }
         if e.is_connect() {
-            let refused = std::iter::successors(
-                Some(&e as &(dyn std::error::Error + 'static)),
-                |s| s.source(),
-            )
-            .filter_map(|s| s.downcast_ref::<std::io::Error>())
-            .any(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
+            let refused =
+                std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |s| {
+                    s.source()
+                })
+                .filter_map(|s| s.downcast_ref::<std::io::Error>())
+                .any(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
             return if refused {
                 CallError::Refused
             } else {

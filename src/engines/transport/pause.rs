@@ -23,7 +23,10 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         return Some(Duration::from_secs(seconds));
     }
     let at = httpdate::parse_http_date(text).ok()?;
-    Some(at.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
+    Some(
+        at.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 #[cfg(test)]
@@ -38,7 +41,10 @@ mod tests {
             let ceiling = base * 2u32.pow(retry - 1);
             for _ in 0..50 {
                 let wait = backoff(base, retry);
-                assert!(wait >= ceiling / 2 && wait <= ceiling, "{wait:?} {ceiling:?}");
+                assert!(
+                    wait >= ceiling / 2 && wait <= ceiling,
+                    "{wait:?} {ceiling:?}"
+                );
             }
         }
     }
@@ -53,7 +59,10 @@ mod tests {
         h.insert(RETRY_AFTER, HeaderValue::from_str(&later).unwrap());
         let wait = retry_after(&h).expect("a date");
         assert!(wait > Duration::from_secs(100) && wait <= Duration::from_secs(120));
-        h.insert(RETRY_AFTER, HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        h.insert(
+            RETRY_AFTER,
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
         assert_eq!(retry_after(&h), Some(Duration::ZERO));
         h.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&h), None);

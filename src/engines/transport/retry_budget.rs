@@ -41,7 +41,9 @@ impl RetryBudget {
     pub fn try_retry(&self) -> bool {
         let now = self.second();
         let mut seconds = self.lock();
-        let live = seconds.iter().filter(|s| now.saturating_sub(s.at) < seconds_len(&seconds));
+        let live = seconds
+            .iter()
+            .filter(|s| now.saturating_sub(s.at) < seconds_len(&seconds));
         let (calls, retries) = live.fold((0, 0), |(c, r), s| (c + s.calls, r + s.retries));
         let floor = u64::from(self.settings.min_per_second) * seconds_len(&seconds);
         let allowed = (calls as f64 * self.settings.ratio).floor() as u64 + floor;

@@ -67,10 +67,13 @@ pub fn problems(
     let mut refuse = |key: &str, problem: String, fix: &str| {
         out.push((format!("{prefix}.{key}"), problem, fix.to_string()));
     };
-    if !(breaker.failure_ratio > 0.0) {
+    if breaker.failure_ratio.is_nan() || breaker.failure_ratio <= 0.0 {
         refuse(
             "breaker.failure_ratio",
-            format!("{} would open the breaker on any call", breaker.failure_ratio),
+            format!(
+                "{} would open the breaker on any call",
+                breaker.failure_ratio
+            ),
             "set a share above 0 (default 0.5; 1.0 or more turns the ratio off)",
         );
     }

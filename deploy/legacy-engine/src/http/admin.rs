@@ -162,7 +162,10 @@ async fn delete_capability(
 /// `GET /admin/requests`: how many tenant requests (catalog, check, run and
 /// status calls) the engine received since its start or last reset.
 async fn requests(State(engine): State<Arc<Engine>>) -> Response {
-    reply::json(StatusCode::OK, json!({"requests": engine.tenant_requests()}))
+    reply::json(
+        StatusCode::OK,
+        json!({"requests": engine.tenant_requests()}),
+    )
 }
 
 /// `POST /admin/faults` with `{"tenant"?, "validator_500", "slow_ms", "runner_crash_after",

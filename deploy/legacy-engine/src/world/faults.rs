@@ -75,13 +75,13 @@ pub fn parse(body: &Map<String, Value>) -> Result<(Option<String>, FaultSet), St
                 .ok_or("field 'runner_crash_after' must be a non-negative integer or null")?,
         ),
     };
-    let unavailable_retry_after_s = match body.get("unavailable_retry_after_s") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_u64()
-                .ok_or("field 'unavailable_retry_after_s' must be a non-negative integer or null")?,
-        ),
-    };
+    let unavailable_retry_after_s =
+        match body.get("unavailable_retry_after_s") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_u64().ok_or(
+                "field 'unavailable_retry_after_s' must be a non-negative integer or null",
+            )?),
+        };
     Ok((
         tenant,
         FaultSet {

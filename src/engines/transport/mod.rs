@@ -180,6 +180,12 @@ impl Resilience {
         }
     }
 
+    /// Takes one retry from the engine's budget, for an adapter that
+    /// repeats a call itself (a start resent under the same id).
+    pub fn may_retry(&self) -> bool {
+        self.budget.try_retry()
+    }
+
     pub fn breaker_state(&self) -> BreakerState {
         self.breaker.state()
     }

@@ -187,16 +187,23 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     }
     // Ready only when every engine answers: a language on a dead engine
     // would fail every call routed here.
+    // An open circuit breaker fails that engine's calls fast: not ready
+    // either, and the body names the engine.
     let mut engine = true;
-    for e in state.gw.engines.values() {
+    let mut open_breakers = Vec::new();
+    for (name, e) in &state.gw.engines {
         engine &= e.client.healthy().await;
+        if e.client.breaker() == crate::engines::transport::breaker::BreakerState::Open {
+            open_breakers.push(name.clone());
+        }
     }
     let store = state.gw.store.ping().await.is_ok();
     let body = axum::Json(json!({
         "engine": engine, "store": state.gw.store.backend(), "store_ok": store,
+        "open_breakers": open_breakers,
         "instance": state.gw.config.server.instance,
     }));
-    if engine && store {
+    if engine && open_breakers.is_empty() && store {
         (StatusCode::OK, body)
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, body)
@@ -220,6 +227,12 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         )
         .unwrap_or(i64::MAX),
     );
+    for (name, e) in &gw.engines {
+        gw.metrics
+            .engine_breakers
+            .with_label_values(&[name.as_str()])
+            .set(e.client.breaker().gauge());
+    }
     (
         [(
             axum::http::header::CONTENT_TYPE,

@@ -18,7 +18,8 @@ pub struct EngineConfig {
     pub kind: String,
     /// Base URL of the engine's REST API (`PILOTAGE_ENGINE_URL`).
     pub url: String,
-    /// Upper bound of one catalog or check call.
+    /// Upper bound of one whole catalog, check or status call, retries and
+    /// the wait for a call slot included.
     #[serde(default = "default_engine_timeout")]
     pub timeout_ms: u64,
     /// Default and maximum run deadline handed to the engine.
@@ -28,13 +29,21 @@ pub struct EngineConfig {
     /// calls wait for a free slot. Unset: the adapter's default.
     #[serde(default, rename = "max_in_flight")]
     pub max_in_flight_setting: Option<usize>,
-    /// Extra attempts for calls that are safe to repeat (catalog, check,
-    /// status and log reads) after a transport failure or a 429/502/503/504.
+    /// Most extra attempts for calls that are safe to repeat (catalog,
+    /// check, status and log reads) after a transport failure or a
+    /// 429/502/503/504, within `timeout_ms` and the retry budget.
     #[serde(default = "default_retries")]
     pub retries: u32,
-    /// First wait before a retry; doubled for each further one.
+    /// First wait before a retry (jittered); doubled for each further one.
+    /// An engine's `Retry-After` replaces it.
     #[serde(default = "default_retry_backoff")]
     pub retry_backoff_ms: u64,
+    /// When the engine's circuit breaker opens (`[engine.breaker]`).
+    #[serde(default)]
+    pub breaker: crate::engines::transport::settings::BreakerSettings,
+    /// The share of calls that may be retried (`[engine.retry_budget]`).
+    #[serde(default)]
+    pub retry_budget: crate::engines::transport::settings::RetryBudgetSettings,
     /// PEM file of a private CA trusted, besides the system roots, for an
     /// `https://` engine URL.
     #[serde(default)]
@@ -84,6 +93,11 @@ impl EngineConfig {
             ));
         }
         out.extend(self.auth.problems(&format!("{prefix}.auth"), &is_file));
+        out.extend(crate::engines::transport::settings::problems(
+            prefix,
+            &self.breaker,
+            &self.retry_budget,
+        ));
         out
     }
 }

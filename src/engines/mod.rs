@@ -5,13 +5,13 @@
 //! `mistral` is OpenStack Mistral's own API; [`registry`] builds the adapter
 //! an engine table's `kind` names.
 
-pub mod call;
 pub mod credentials;
 pub mod json_path;
 pub mod mistral;
 pub mod profile;
 pub mod registry;
 pub mod rest;
+pub mod transport;
 
 use profile::EngineProfile;
 use serde_json::Value;
@@ -61,11 +61,18 @@ pub struct RunReply {
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// Nothing reached the engine (connection refused, DNS, ...).
-    #[error("engine unreachable: {0}")]
+    #[error("{0}")]
     Unreachable(String),
     /// The engine answered something the mapping cannot read, or an error status.
-    #[error("engine error: {0}")]
+    #[error("{0}")]
     Failed(String),
+    /// Nothing was sent, and the engine should not be called before
+    /// `retry_after` (its circuit breaker is open).
+    #[error("{message}")]
+    Unavailable {
+        message: String,
+        retry_after: Duration,
+    },
     /// The engine's run answer shows that nothing started.
     #[error("the engine started nothing: {0}")]
     NotStarted(String),
@@ -73,6 +80,16 @@ pub enum EngineError {
     /// Carries whatever events the engine returned with its failure.
     #[error("engine failed during the run: {message}")]
     RunBroken { message: String, events: Vec<Value> },
+}
+
+impl EngineError {
+    /// When the caller may try again, when the gateway knows.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            EngineError::Unavailable { retry_after, .. } => Some(*retry_after),
+            _ => None,
+        }
+    }
 }
 
 /// One engine the gateway fronts, as the operations use it. Failures are
@@ -89,6 +106,13 @@ pub trait Engine: Send + Sync {
 
     /// Readiness: the engine answers its health probe.
     async fn healthy(&self) -> bool;
+
+    /// The engine's circuit breaker, as `/metrics` and `/readyz` show it
+    /// (an adapter that calls through `transport::Resilience` reports its
+    /// breaker's).
+    fn breaker(&self) -> transport::breaker::BreakerState {
+        transport::breaker::BreakerState::Closed
+    }
 
     /// The tenant's capabilities, revalidated with `etag` when the engine
     /// supports it.

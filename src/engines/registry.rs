@@ -132,7 +132,7 @@ pub fn problems(config: &EngineConfig) -> Vec<(String, String, String)> {
                 format!("engine.{key}"),
                 format!("not a key of an engine of kind '{}'", config.kind),
                 format!(
-                    "remove it; an engine takes kind, url, timeout_ms, run_deadline_ms, max_in_flight, retries, retry_backoff_ms, ca_file, [auth] and [{}]",
+                    "remove it; an engine takes kind, url, timeout_ms, run_deadline_ms, max_in_flight, retries, retry_backoff_ms, [breaker], [retry_budget], ca_file, [auth] and [{}]",
                     adapter.table
                 ),
             )),

@@ -89,9 +89,10 @@ fn ended(
     reply: Result<RunReply, EngineError>,
 ) -> Result<Ended, Halt> {
     let reply = match reply {
-        Err(EngineError::Unreachable(m)) | Err(EngineError::Failed(m)) => {
-            return Err(internal(&EngineError::Failed(m)).into());
+        Err(e @ (EngineError::Unreachable(_) | EngineError::Failed(_))) => {
+            return Err(internal(&e).into());
         }
+        Err(e @ EngineError::Unavailable { .. }) => return Err(internal(&e).into()),
         // The engine's answer shows nothing ran (as the mapping reads it).
         Err(e @ EngineError::NotStarted(_)) => return Err(internal(&e).into()),
         Err(EngineError::RunBroken { message, events }) => {

@@ -50,6 +50,7 @@ pub struct Metrics {
     pub rate_limited: IntCounterVec,
     pub runs_in_flight: IntGauge,
     pub cache_entries: IntGaugeVec,
+    pub engine_breakers: IntGaugeVec,
     pub draining: IntGauge,
 }
 
@@ -165,6 +166,12 @@ impl Metrics {
                 "pilotage_cache_entries",
                 "Entries held in the in-process caches, by cache (verdicts, catalog_tenants).",
                 &["cache"],
+            ),
+            engine_breakers: gauge_vec(
+                &registry,
+                "pilotage_engine_breaker_state",
+                "The circuit breaker of each configured engine, by engine name: 0 closed, 1 half-open (one probe call decides), 2 open (calls fail fast with retry_after_ms).",
+                &["engine"],
             ),
             draining: gauge(
                 &registry,

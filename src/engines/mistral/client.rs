@@ -6,8 +6,8 @@
 
 use super::MistralEngine;
 use crate::engines::EngineError;
-pub(super) use crate::engines::call::CallError;
-use crate::engines::call::{self, Retry};
+pub(super) use crate::engines::transport::CallError;
+use crate::engines::transport::{self, Deadline, Reply};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -40,6 +40,16 @@ pub(super) struct Answer {
     pub(super) text: String,
     /// The auth hook's refusal reason (its body is HTML).
     pub(super) server_error: Option<String>,
+    pub(super) retry_after: Option<Duration>,
+}
+
+impl Reply for Answer {
+    fn status(&self) -> StatusCode {
+        self.status
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
 }
 
 impl Answer {
@@ -86,22 +96,16 @@ pub fn project(tenant: &str) -> String {
 }
 
 impl MistralEngine {
-    /// One call under the in-flight bound; a `safe` one is repeated with
-    /// backoff after a transport failure or an answer saying "try again".
+    /// One call under the in-flight bound and the engine's breaker, all
+    /// within `r.timeout`; a `safe` one is repeated with backoff after a
+    /// transport failure or an answer saying "try again", within the
+    /// deadline and the retry budget.
     pub(super) async fn call(&self, tenant: &str, r: Request<'_>) -> Result<Answer, CallError> {
-        let retry = Retry {
-            retries: self.retries,
-            backoff: self.retry_backoff,
-        };
-        call::repeat_if_safe(
-            r.safe,
-            retry,
-            "Mistral",
-            r.path,
-            |a: &Answer| a.status,
-            || self.attempt(tenant, &r),
-        )
-        .await
+        self.resilience
+            .call(r.safe, r.timeout, r.path, |deadline| {
+                self.attempt(tenant, &r, deadline)
+            })
+            .await
     }
 
     /// A call made before anything runs whose answer must be a 2xx JSON
@@ -119,14 +123,19 @@ impl MistralEngine {
         Ok(answer.json())
     }
 
-    async fn attempt(&self, tenant: &str, r: &Request<'_>) -> Result<Answer, CallError> {
-        let _permit = call::slot(&self.in_flight, r.timeout, "Mistral").await?;
+    async fn attempt(
+        &self,
+        tenant: &str,
+        r: &Request<'_>,
+        deadline: Deadline,
+    ) -> Result<Answer, CallError> {
+        let _permit = transport::slot(&self.in_flight, &deadline, "Mistral").await?;
         let mut req = self
             .http
             .request(r.method.clone(), format!("{}{}", self.base, r.path))
             .header("X-Project-Id", project(tenant))
             .header(reqwest::header::ACCEPT, "*/*")
-            .timeout(r.timeout);
+            .timeout(deadline.remaining());
         req = match r.body {
             Body::None => req,
             Body::Json(v) => req.json(v),
@@ -135,8 +144,10 @@ impl MistralEngine {
                 .body(t.to_string()),
         };
         let req = self.credentials.apply(req).await?;
-        let resp =
-            crate::telemetry::engine::send(r.operation, req, self.metrics.as_deref()).await?;
+        let broken = |e| CallError::transport(e, &deadline, "Mistral");
+        let resp = crate::telemetry::engine::send(r.operation, req, self.metrics.as_deref())
+            .await
+            .map_err(broken)?;
         let status = resp.status();
         if status == StatusCode::UNAUTHORIZED {
             self.credentials.refused();
@@ -146,11 +157,13 @@ impl MistralEngine {
             .get("Server-Error-Message")
             .and_then(|v| v.to_str().ok())
             .map(super::text::first_line);
-        let text = resp.text().await?;
+        let retry_after = transport::retry_after(resp.headers());
+        let text = resp.text().await.map_err(broken)?;
         Ok(Answer {
             status,
             text,
             server_error,
+            retry_after,
         })
     }
 }
@@ -166,6 +179,7 @@ mod tests {
             status,
             text: text.into(),
             server_error: header.map(str::to_string),
+            retry_after: None,
         };
         let dump = r#"{"faultcode": "Client", "faultstring": "Invalid DSL: 'a' is not of type 'array'\n\nFailed validating 'type' in schema:\n {...}", "debuginfo": null}"#;
         assert_eq!(

@@ -50,6 +50,8 @@ pub struct MistralEngine {
     in_flight: tokio::sync::Semaphore,
     retries: u32,
     retry_backoff: Duration,
+    /// The engine's breaker, retry budget and retry settings.
+    resilience: super::transport::Resilience,
     metrics: Option<Arc<Metrics>>,
     /// What this Mistral, and only it, is sent to authenticate the gateway
     /// (with Mistral's `keycloak-oidc` auth, an OAuth token).
@@ -92,6 +94,7 @@ impl MistralEngine {
             ),
             retries: config.retries,
             retry_backoff: Duration::from_millis(config.retry_backoff_ms),
+            resilience: super::transport::Resilience::new(config, "Mistral"),
             metrics: None,
             credentials,
         }
@@ -164,6 +167,10 @@ impl Engine for MistralEngine {
             .await
             .map(|r| r.status().is_success())
             .unwrap_or(false)
+    }
+
+    fn breaker(&self) -> super::transport::breaker::BreakerState {
+        self.resilience.breaker_state()
     }
 
     async fn catalog(&self, tenant: &str, etag: Option<&str>) -> Result<CatalogFetch, EngineError> {

@@ -215,6 +215,10 @@ impl MistralEngine {
         let mut sent = false;
         for attempt in 0..=self.retries {
             if attempt > 0 {
+                // A resent start is still a retry the engine pays for.
+                if !self.resilience.may_retry() {
+                    break;
+                }
                 tokio::time::sleep(self.retry_backoff * 2u32.pow(attempt - 1)).await;
             }
             let answer = self

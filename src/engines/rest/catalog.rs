@@ -101,8 +101,8 @@ impl EngineClient {
                 error_text(&body, &error_paths(&self.mapping, ""), answer.status)
             };
             return Err(EngineError::Failed(format!(
-                "{what} answered HTTP {}: {text}",
-                answer.status
+                "the engine answered HTTP {} to the {what} call: {text}",
+                answer.status.as_u16()
             )));
         }
         serde_json::from_str(&answer.text)

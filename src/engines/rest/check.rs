@@ -46,8 +46,8 @@ impl EngineClient {
         let body = answer.json();
         if status_meaning(&m.status, answer.status) != Some(CheckMeaning::Answer) {
             return Err(EngineError::Failed(format!(
-                "validator answered HTTP {} (engine.mapping.check.status): {}",
-                answer.status,
+                "the engine's validator answered HTTP {} (engine.mapping.check.status): {}",
+                answer.status.as_u16(),
                 error_text(&body, &error_paths(&self.mapping, ""), answer.status)
             )));
         }

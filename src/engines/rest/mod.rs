@@ -1,9 +1,10 @@
 //! HTTP client for the engine's own REST API, read through the configured
 //! mapping (`[engine.mapping]`), so nothing here knows one dialect's names.
 //!
-//! Every call is bounded by a timeout and by `engine.max_in_flight`; calls that
-//! are safe to repeat (catalog, check, status and log reads) are retried with
-//! backoff. Failures are typed so the caller can route them to the right
+//! Every call is bounded by one deadline, the engine's breaker and
+//! `engine.max_in_flight`; calls that are safe to repeat (catalog, check,
+//! status and log reads) are retried with backoff within the deadline and
+//! the engine's retry budget (`engines::transport`). Failures are typed so the caller can route them to the right
 //! Pilotage channel: before execution starts they are `internal` request errors
 //! (`NotStarted`, `Unreachable`, `Failed`); once a run may have started they are
 //! outcomes (`RunBroken`).
@@ -40,8 +41,8 @@ pub struct EngineClient {
     profile: EngineProfile,
     call_timeout: Duration,
     in_flight: Arc<tokio::sync::Semaphore>,
-    retries: u32,
-    retry_backoff: Duration,
+    /// The engine's breaker, retry budget and retry settings.
+    resilience: Arc<crate::engines::transport::Resilience>,
     /// Where engine call timings go (none in benchmarks).
     metrics: Option<Arc<crate::metrics::Metrics>>,
     /// What this engine, and only it, is sent to authenticate the gateway.
@@ -84,8 +85,7 @@ impl EngineClient {
             in_flight: Arc::new(tokio::sync::Semaphore::new(
                 config.max_in_flight_or(DEFAULT_IN_FLIGHT).max(1),
             )),
-            retries: config.retries,
-            retry_backoff: Duration::from_millis(config.retry_backoff_ms),
+            resilience: Arc::new(crate::engines::transport::Resilience::new(config, "engine")),
             metrics: None,
             credentials,
         }
@@ -100,13 +100,17 @@ impl EngineClient {
     /// Sends one engine request: the single place every call passes, which
     /// adds the engine's credentials and the caller's trace context, opens
     /// the engine-call span and times the call.
+    /// `broken` reads an HTTP client failure as the call's error.
     async fn send(
         &self,
         operation: &'static str,
         req: reqwest::RequestBuilder,
+        broken: impl FnOnce(reqwest::Error) -> transport::CallError,
     ) -> Result<reqwest::Response, transport::CallError> {
         let req = self.credentials.apply(req).await?;
-        let resp = crate::telemetry::engine::send(operation, req, self.metrics.as_deref()).await?;
+        let resp = crate::telemetry::engine::send(operation, req, self.metrics.as_deref())
+            .await
+            .map_err(broken)?;
         if resp.status() == reqwest::StatusCode::UNAUTHORIZED {
             self.credentials.refused();
         }
@@ -127,14 +131,18 @@ impl EngineClient {
     }
     /// Readiness: the engine answers its health path.
     pub async fn healthy(&self) -> bool {
+        let limit = Duration::from_secs(2);
         let req = self
             .http
             .get(self.url(&self.mapping.health_path))
-            .timeout(Duration::from_secs(2));
-        self.send("health", req)
-            .await
-            .map(|r| r.status().is_success())
-            .unwrap_or(false)
+            .timeout(limit);
+        let deadline = crate::engines::transport::Deadline::after(limit);
+        self.send("health", req, |e| {
+            crate::engines::transport::CallError::transport(e, &deadline, "engine")
+        })
+        .await
+        .map(|r| r.status().is_success())
+        .unwrap_or(false)
     }
 }
 
@@ -154,6 +162,10 @@ impl super::Engine for EngineClient {
 
     async fn healthy(&self) -> bool {
         EngineClient::healthy(self).await
+    }
+
+    fn breaker(&self) -> crate::engines::transport::breaker::BreakerState {
+        self.resilience.breaker_state()
     }
 
     async fn catalog(&self, tenant: &str, etag: Option<&str>) -> Result<CatalogFetch, EngineError> {

@@ -58,7 +58,7 @@ impl EngineClient {
             .await
             .map_err(|e| {
                 if e.never_sent() {
-                    EngineError::Unreachable(e.to_string())
+                    EngineError::from(e)
                 } else {
                     // The request may have reached the runner: treat the run as started.
                     EngineError::RunBroken {

@@ -32,6 +32,7 @@ pub fn routes() -> Router<Arc<Engine>> {
                 .delete(delete_capability),
         )
         .route("/admin/faults", post(set_faults))
+        .route("/admin/requests", get(requests))
 }
 
 /// An admin request refused with `{"error": "..."}`.
@@ -158,7 +159,17 @@ async fn delete_capability(
     ))
 }
 
-/// `POST /admin/faults` with `{"tenant"?, "validator_500", "slow_ms", "runner_crash_after"}`.
+/// `GET /admin/requests`: how many tenant requests (catalog, check, run and
+/// status calls) the engine received since its start or last reset.
+async fn requests(State(engine): State<Arc<Engine>>) -> Response {
+    reply::json(
+        StatusCode::OK,
+        json!({"requests": engine.tenant_requests()}),
+    )
+}
+
+/// `POST /admin/faults` with `{"tenant"?, "validator_500", "slow_ms", "runner_crash_after",
+/// "unavailable_retry_after_s"}`.
 async fn set_faults(State(engine): State<Arc<Engine>>, body: Body) -> Result<Response, AdminError> {
     let body = read_object_or_empty(body).await?;
     let (tenant, set) =
@@ -168,6 +179,7 @@ async fn set_faults(State(engine): State<Arc<Engine>>, body: Body) -> Result<Res
         "validator_500": set.validator_500,
         "slow_ms": set.slow_ms,
         "runner_crash_after": set.runner_crash_after,
+        "unavailable_retry_after_s": set.unavailable_retry_after_s,
     });
     engine.set_faults(tenant, set)?;
     Ok(reply::json(StatusCode::OK, json!({"faults": shown})))

@@ -7,6 +7,7 @@ mod dialect_a;
 mod dialect_b;
 mod dialect_c;
 mod etag;
+mod fault_gate;
 mod fields;
 mod reply;
 mod trace_log;
@@ -37,6 +38,10 @@ pub fn router(engine: Arc<Engine>, dialect: Dialect) -> Router {
     };
     surface
         .merge(admin::routes())
+        .layer(axum::middleware::from_fn_with_state(
+            engine.clone(),
+            fault_gate::gate,
+        ))
         .with_state(engine)
         .layer(axum::middleware::from_fn(trace_log::log))
 }

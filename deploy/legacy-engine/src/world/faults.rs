@@ -1,5 +1,6 @@
-//! Injected faults (`POST /admin/faults`): a failing validator, slow responses and a
-//! runner that crashes after N events, globally or per tenant.
+//! Injected faults (`POST /admin/faults`): a failing validator, slow responses, a
+//! runner that crashes after N events, and an engine that sheds every tenant
+//! request with `503` and `Retry-After`, globally or per tenant.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,9 @@ pub struct FaultSet {
     pub validator_500: bool,
     pub slow_ms: u64,
     pub runner_crash_after: Option<usize>,
+    /// Every tenant request answers `503 Service Unavailable` with
+    /// `Retry-After` of this many seconds.
+    pub unavailable_retry_after_s: Option<u64>,
 }
 
 /// Global faults plus per-tenant replacements.
@@ -71,12 +75,20 @@ pub fn parse(body: &Map<String, Value>) -> Result<(Option<String>, FaultSet), St
                 .ok_or("field 'runner_crash_after' must be a non-negative integer or null")?,
         ),
     };
+    let unavailable_retry_after_s =
+        match body.get("unavailable_retry_after_s") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_u64().ok_or(
+                "field 'unavailable_retry_after_s' must be a non-negative integer or null",
+            )?),
+        };
     Ok((
         tenant,
         FaultSet {
             validator_500,
             slow_ms,
             runner_crash_after,
+            unavailable_retry_after_s,
         },
     ))
 }

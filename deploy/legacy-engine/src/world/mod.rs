@@ -55,6 +55,8 @@ pub struct Engine {
     run_locks: BTreeMap<String, tokio::sync::Mutex<()>>,
     /// Run numbers are never reused, not even across resets.
     run_seq: AtomicU64,
+    /// Tenant requests received since the start or the last reset.
+    tenant_requests: AtomicU64,
 }
 
 fn fresh(seed: &Seed, generation: u64) -> Inner {
@@ -87,6 +89,7 @@ impl Engine {
             seed,
             run_locks,
             run_seq: AtomicU64::new(0),
+            tenant_requests: AtomicU64::new(0),
         }
     }
 
@@ -192,8 +195,18 @@ impl Engine {
         }))
     }
 
+    /// Counts one tenant request.
+    pub fn count_tenant_request(&self) {
+        self.tenant_requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn tenant_requests(&self) -> u64 {
+        self.tenant_requests.load(Ordering::Relaxed)
+    }
+
     /// Everything back to the seed: worlds, registry, counters and faults.
     pub fn reset(&self) {
+        self.tenant_requests.store(0, Ordering::Relaxed);
         let mut inner = self.lock();
         let generation = inner.generation + 1;
         *inner = fresh(&self.seed, generation);

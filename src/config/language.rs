@@ -222,10 +222,58 @@ impl LanguageConfig {
         self.has_execute() && self.capabilities.trace_fetch && self.tools.trace.is_some()
     }
 
+    /// Range checks of the numeric keys. The depth bound stays below
+    /// serde_json's 128-level parse limit so the bound, not a parse error,
+    /// answers.
+    fn numeric_problems(&self, i: usize) -> Vec<(String, String, String)> {
+        use super::range::{outside, problems, size};
+        let key = |k: &str| format!("language[{i}].{k}");
+        let b = &self.bounds;
+        let d = Bounds::default();
+        problems([
+            outside(
+                &key("catalog_page_limit"),
+                size(self.catalog_page_limit),
+                1,
+                1000,
+                size(default_page()),
+            ),
+            outside(
+                &key("bounds.max_depth"),
+                size(b.max_depth),
+                1,
+                100,
+                size(d.max_depth),
+            ),
+            outside(
+                &key("bounds.max_steps"),
+                size(b.max_steps),
+                1,
+                100_000,
+                size(d.max_steps),
+            ),
+            outside(
+                &key("bounds.max_program_bytes"),
+                size(b.max_program_bytes),
+                1,
+                64 << 20,
+                size(d.max_program_bytes),
+            ),
+            outside(
+                &key("bounds.max_id_bytes"),
+                size(b.max_id_bytes),
+                1,
+                4096,
+                size(d.max_id_bytes),
+            ),
+        ])
+    }
+
     /// (key, problem, fix) triples.
     pub(super) fn validate(&self, _config: &Config, i: usize) -> Vec<(String, String, String)> {
         let mut out = Vec::new();
         let key = |k: &str| format!("language[{i}].{k}");
+        out.extend(self.numeric_problems(i));
         let (family, version) = self.name.split_once('/').unwrap_or(("", ""));
         if family.is_empty() || version.is_empty() || version.contains('/') {
             out.push((

@@ -89,7 +89,7 @@ mod live;
 mod load;
 mod location;
 mod table;
-mod template;
+pub(crate) mod template;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;

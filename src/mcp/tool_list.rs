@@ -206,7 +206,7 @@ fn loop_tools(lang: &LanguageRuntime, perms: Permissions) -> Vec<ToolSpec> {
                 "name": c.tools.execute,
                 "title": format!("Execute a {name} program"),
                 "description": format!("Execute stage for language {name}: runs a validated program ('{arg}') or a promoted one ('program_ref') and returns the outcome and the trace with branch and loop decisions. Pass the catalog_version from validate as expected_catalog_version; store:true keeps the run for the trace tool.{mode_note} Executes real side effects: check the plan's max_risk_hints first."),
-                "inputSchema": {"type": "object", "properties": props, "required": required},
+                "inputSchema": execute_schema(props, &required),
                 "outputSchema": any_of(vec![execute_shape()]),
                 "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true},
                 "_meta": declaration,
@@ -231,6 +231,16 @@ fn loop_tools(lang: &LanguageRuntime, perms: Permissions) -> Vec<ToolSpec> {
             ));
     }
     out
+}
+
+/// The execute tool's input schema; `required` only when something is (an
+/// empty list is refused by older JSON Schema drafts some clients use).
+fn execute_schema(props: Map<String, Value>, required: &[&str]) -> Value {
+    let mut schema = json!({"type": "object", "properties": props});
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
 }
 
 /// The program argument's schema: its JSON type only, so a client that

@@ -40,7 +40,10 @@ impl Listed {
 /// member of `known` the schema lists.
 fn build(tool: &Value, known: &Map<String, Value>) -> Value {
     let schema = &tool["inputSchema"];
-    let props = schema["properties"].as_object().cloned().unwrap_or_default();
+    let props = schema["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
     let mut args = Map::new();
     for name in schema["required"].as_array().into_iter().flatten() {
         let name = name.as_str().unwrap();

@@ -148,3 +148,94 @@ async fn a_wrong_json_type_is_structural_and_a_wrong_value_is_pilotage() {
         .await;
     assert_eq!(invalid.structured["valid"], false, "{}", invalid.structured);
 }
+
+/// Whether the server refused a call (a carrier error or `isError`), and
+/// what it said.
+async fn refusal(c: &common::Mcp, tool: &str, args: &Value) -> Option<String> {
+    let r = c
+        .rpc("tools/call", json!({"name": tool, "arguments": args}))
+        .await;
+    if let Some(e) = r.get("error") {
+        return Some(e["message"].as_str().unwrap_or_default().to_string());
+    }
+    let result = &r["result"];
+    (result["isError"] == true).then(|| {
+        result["structuredContent"]["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    })
+}
+
+/// Each listed schema against what the server does: the call with only
+/// what the schema requires (and the runnable) is accepted, every enum value
+/// is accepted, a value outside an enum is refused naming the member, and a
+/// call without a required member is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_listed_value_is_taken_and_every_other_is_refused() {
+    let env = TestEnv::start().await;
+    let mut c = env.client("acme-ops-key");
+    c.initialize().await;
+    let tools = c.list_tools().await;
+    let harmless = json!({"steps": [{"id": "s", "kind": "set", "value": 1}]});
+    let stored = c
+        .call(
+            "run_workflow",
+            json!({"workflow": harmless, "mode": "immediate", "store": true}),
+        )
+        .await;
+    let run_id = stored.structured["run_id"].clone();
+    let calls: Vec<(&str, Value)> = vec![
+        ("pilotage_get_guide", json!({"language": "workflow/v1"})),
+        (
+            "pilotage_catalog",
+            json!({"language": "workflow/v1", "verb": "list"}),
+        ),
+        ("validate_workflow", json!({"workflow": harmless})),
+        (
+            "run_workflow",
+            json!({"workflow": harmless, "mode": "immediate"}),
+        ),
+        ("trace_workflow", json!({"run_id": run_id})),
+    ];
+    for (name, baseline) in calls {
+        let schema = &tool(&tools, name)["inputSchema"];
+        assert_eq!(
+            refusal(&c, name, &baseline).await,
+            None,
+            "{name} {baseline}"
+        );
+        for required in schema["required"].as_array().into_iter().flatten() {
+            let member = required.as_str().unwrap();
+            let mut without = baseline.clone();
+            without.as_object_mut().unwrap().remove(member);
+            assert!(
+                refusal(&c, name, &without).await.is_some(),
+                "{name} without {member} accepted"
+            );
+        }
+        for (member, property) in schema["properties"].as_object().unwrap() {
+            let Some(values) = property["enum"].as_array() else {
+                continue;
+            };
+            for value in values {
+                let mut call = baseline.clone();
+                call[member] = value.clone();
+                if let Some(why) = refusal(&c, name, &call).await {
+                    // Another member may be missing for this value (verb
+                    // "get" needs an id); the value itself is never unknown.
+                    assert!(
+                        !why.contains("unknown") && !why.contains("invalid arguments"),
+                        "{name}.{member} = {value}: {why}"
+                    );
+                }
+            }
+            let mut outside = baseline.clone();
+            outside[member] = json!("not-a-listed-value");
+            let why = refusal(&c, name, &outside)
+                .await
+                .unwrap_or_else(|| panic!("{name}.{member} outside its enum accepted"));
+            assert!(why.contains(member.as_str()), "{name}.{member}: {why}");
+        }
+    }
+}

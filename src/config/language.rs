@@ -373,26 +373,6 @@ impl LanguageConfig {
                 ));
             }
         }
-        if self.bounds.max_depth >= 100 {
-            out.push((
-                key("bounds.max_depth"),
-                "must stay well below the 128-level JSON parse limit".into(),
-                "use a value below 100 (default 32)".into(),
-            ));
-        }
-        for (name, value) in [
-            ("bounds.max_steps", self.bounds.max_steps),
-            ("bounds.max_program_bytes", self.bounds.max_program_bytes),
-            ("bounds.max_id_bytes", self.bounds.max_id_bytes),
-        ] {
-            if value == 0 {
-                out.push((
-                    key(name),
-                    "must be at least 1: a bound of 0 refuses every program".into(),
-                    "remove the key to use the default, or set a positive value".into(),
-                ));
-            }
-        }
         out
     }
 }

@@ -60,7 +60,7 @@ pub async fn check(config: &Config, engine: &EngineConfig) -> Option<Unreachable
             path.unwrap_or_default()
         ),
         Ok(_) => return None,
-        Err(e) => failure(&e, wait),
+        Err(e) => failure(&e, wait, url.starts_with("https://")),
     };
     Some(Unreachable {
         url: without_credentials(&url),
@@ -81,14 +81,20 @@ fn without_credentials(url: &str) -> String {
 }
 
 /// The cause of a request that got no HTTP answer, from the error chain.
-fn failure(e: &reqwest::Error, wait: Duration) -> String {
+/// Past a refused connection, a timeout and an unknown name, a failed
+/// `https://` connection is its TLS handshake.
+fn failure(e: &reqwest::Error, wait: Duration, https: bool) -> String {
     let mut chain = Vec::new();
     let mut source = e.source();
-    let mut refused = false;
+    let (mut refused, mut tls) = (false, false);
     while let Some(s) = source {
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
             refused |= io.kind() == std::io::ErrorKind::ConnectionRefused;
+            tls |= io
+                .get_ref()
+                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some());
         }
+        tls |= s.downcast_ref::<rustls::Error>().is_some();
         chain.push(s.to_string());
         source = s.source();
     }
@@ -100,16 +106,18 @@ fn failure(e: &reqwest::Error, wait: Duration) -> String {
             "timed out after {} ms: the host does not answer; check engine.url, the network path and firewalls",
             wait.as_millis()
         )
-    } else if ["certificate", "tls", "handshake", "ssl"]
-        .iter()
-        .any(|w| text.contains(w))
+    } else if text.contains("dns") || text.contains("resolve") || text.contains("lookup") {
+        "the host name does not resolve: fix engine.url".into()
+    } else if tls
+        || (https && e.is_connect())
+        || ["certificate", "tls", "handshake", "ssl"]
+            .iter()
+            .any(|w| text.contains(w))
     {
         format!(
             "TLS failure ({}): check the scheme (http or https), and name the engine's CA in engine.ca_file",
             chain.last().map_or("", String::as_str)
         )
-    } else if text.contains("dns") || text.contains("resolve") || text.contains("lookup") {
-        "the host name does not resolve: fix engine.url".into()
     } else {
         format!(
             "no answer ({}): check engine.url",

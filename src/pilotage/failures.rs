@@ -11,7 +11,7 @@
 
 use super::RequestError;
 use crate::engines::EngineError;
-use std::fmt::Display;
+use crate::store::StoreError;
 
 /// An engine failure before execution is an `internal` request error that
 /// says what happened and what to do, the details in the log.
@@ -33,9 +33,16 @@ pub fn internal(e: &EngineError) -> RequestError {
 /// A failure of the gateway's own store before execution: an `internal`
 /// request error that names the store, never the engine; `consequence`
 /// tells the caller what happened (or did not) and what to do.
-pub fn store_internal(e: &impl Display, consequence: &str) -> RequestError {
+pub fn store_internal(e: &StoreError, consequence: &str) -> RequestError {
     tracing::warn!(source = "store", error = %e, "store failure before execution");
-    RequestError::internal(format!(
-        "the gateway's store failed (the cause is in its log); {consequence}"
-    ))
+    match e {
+        // The gateway's own words about its own budget: what the caller can act on.
+        StoreError::Full(detail) => RequestError::internal(format!(
+            "the gateway's store failed: {detail}; {consequence}"
+        )),
+        // A backend's text names hosts and libraries: it stays in the log.
+        StoreError::Unavailable(_) | StoreError::Corrupt(_) => RequestError::internal(format!(
+            "the gateway's store failed (the cause is in its log); {consequence}"
+        )),
+    }
 }

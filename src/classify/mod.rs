@@ -89,7 +89,7 @@ mod live;
 mod load;
 mod location;
 mod table;
-pub(crate) mod template;
+mod template;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;

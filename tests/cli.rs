@@ -162,3 +162,105 @@ fn check_config_names_file_key_and_fix() {
     assert!(ok, "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `deploy/gateway.local.toml` with `edit` applied, written beside it (so
+/// its relative paths still resolve); removed when dropped.
+struct EditedConfig(std::path::PathBuf);
+
+impl EditedConfig {
+    fn new(name: &str, edit: impl Fn(String) -> String) -> Self {
+        let text = std::fs::read_to_string(repo_path("deploy/gateway.local.toml")).unwrap();
+        let path = repo_path(&format!("deploy/.{name}-{}.toml", std::process::id()));
+        std::fs::write(&path, edit(text)).unwrap();
+        Self(path)
+    }
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for EditedConfig {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn a_zero_page_limit_is_refused_at_start_naming_file_key_and_fix() {
+    let config = EditedConfig::new("page-limit", |t| {
+        t.replacen(
+            "[[language]]\n",
+            "[[language]]\ncatalog_page_limit = 0\n",
+            1,
+        )
+    });
+    let (ok, out) = gateway(&["check-config", "--config", config.path()]);
+    assert!(!ok, "{out}");
+    for needle in [
+        ".page-limit-",
+        "language[0].catalog_page_limit",
+        "0 is outside 1..=1000",
+        "fix:",
+    ] {
+        assert!(out.contains(needle), "{needle} missing from: {out}");
+    }
+    let config = EditedConfig::new("engine-timeout", |t| {
+        t.replacen("[engine]\n", "[engine]\ntimeout_ms = 0\n", 1)
+    });
+    let (ok, out) = gateway(&["check-config", "--config", config.path()]);
+    assert!(!ok, "{out}");
+    assert!(out.contains("engine.timeout_ms"), "{out}");
+}
+
+#[test]
+fn serve_warns_at_start_when_the_engine_does_not_answer() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pilotage-gateway"))
+        .args(["serve", "--config", "deploy/gateway.local.toml"])
+        .current_dir(repo_path(""))
+        .env("PILOTAGE_ENGINE_URL", format!("http://127.0.0.1:{closed}"))
+        .env("PILOTAGE_LISTEN", "127.0.0.1:0")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the gateway");
+    let (tx, rx) = std::sync::mpsc::channel();
+    for stream in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut seen = Vec::new();
+    let warning = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains("the engine does not answer") => break Some(line),
+            Ok(line) => seen.push(line),
+            Err(_) => break None,
+        }
+    };
+    // Still serving: the warning did not stop the start.
+    let running = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    let warning = warning.unwrap_or_else(|| panic!("no warning in {seen:#?}"));
+    assert!(
+        warning.contains(&format!("127.0.0.1:{closed}")),
+        "{warning}"
+    );
+    assert!(warning.contains("connection refused"), "{warning}");
+    assert!(running, "serve stopped: {seen:#?}");
+}

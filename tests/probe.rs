@@ -1,6 +1,7 @@
 //! `check-config --probe` against the real engine in each of its dialects:
 //! the shipped mappings pass, and a deliberately wrong mapping of each kind
-//! fails (exit 1) with the key to fix named in the report.
+//! fails (exit 1) with the key to fix named in the report; an engine that
+//! does not answer is one line naming its URL and the cause.
 
 mod common;
 
@@ -227,4 +228,74 @@ fn wrong_mappings_of_dialects_b_and_c_fail_naming_the_key() {
     ] {
         assert_fails_naming(config_with(base, replace(from, to), None), &c, key);
     }
+}
+
+/// Runs the probe against `url`; returns (exit code, stdout).
+fn probe_at(config: &PathBuf, url: &str) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pilotage-gateway"))
+        .args(["check-config", "--probe", "--config"])
+        .arg(config)
+        .env("PILOTAGE_ENGINE_URL", url)
+        .env("RUST_LOG", "off")
+        .output()
+        .expect("run pilotage-gateway");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// The probe fails with one UNREACHABLE line naming `url` and `cause`, and
+/// no line blaming a mapping key.
+fn assert_unreachable(config: &PathBuf, url: &str, cause: &str) {
+    let (code, out) = probe_at(config, url);
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("UNREACHABLE") || l.starts_with("MISSING"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one line, not one per key:\n{out}");
+    assert!(
+        lines[0].starts_with("UNREACHABLE engine.url: url "),
+        "{out}"
+    );
+    assert!(lines[0].contains(url.trim_end_matches('/')), "{out}");
+    assert!(lines[0].contains(cause), "{cause} missing:\n{out}");
+}
+
+#[test]
+fn an_engine_that_does_not_answer_is_one_line_naming_url_and_cause() {
+    let config = config_with(
+        "deploy/gateway.local.toml",
+        replace(
+            "[engine]\nurl = \"http://127.0.0.1:7070\"",
+            "[engine]\nurl = \"http://127.0.0.1:7070\"\ntimeout_ms = 400",
+        ),
+        None,
+    );
+    // Refused: a port nothing listens on.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    assert_unreachable(
+        &config,
+        &format!("http://127.0.0.1:{closed}"),
+        "connection refused",
+    );
+    // Timed out: a listener that never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    assert_unreachable(&config, &format!("http://127.0.0.1:{port}"), "timed out");
+    drop(silent);
+    // TLS: https to an engine that speaks plain HTTP.
+    let engine = Engine::spawn(&[]);
+    let https = engine.url.replacen("http://", "https://", 1);
+    assert_unreachable(&config, &https, "TLS failure");
+    // A wrong path: the engine answers, but not at this base.
+    let wrong = format!("{}/no/such/base", engine.url.trim_end_matches('/'));
+    assert_unreachable(&config, &wrong, "404");
+    // And the right URL still passes.
+    let (code, out) = probe_at(&config, &engine.url);
+    assert_eq!(code, 0, "{out}");
 }

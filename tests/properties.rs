@@ -252,3 +252,136 @@ fn the_endpoint_answers_every_body_the_json_rpc_way() {
         panic!("{failure}");
     }
 }
+
+/// Numeric settings a deployment may hold, each within what start-up
+/// accepts (the range checks of `check-config`).
+#[derive(Debug, Clone)]
+struct Settings {
+    page_limit: usize,
+    limit_asked: u64,
+    max_depth: usize,
+    max_steps: usize,
+    max_program_bytes: usize,
+    max_id_bytes: usize,
+    timeout_ms: u64,
+    run_deadline_ms: u64,
+    retries: u32,
+    retry_backoff_ms: u64,
+    max_body_bytes: usize,
+}
+
+fn settings() -> impl Strategy<Value = Settings> {
+    (
+        (
+            prop_oneof![Just(1usize), Just(1000), 1usize..20],
+            prop_oneof![Just(0u64), Just(1), Just(u64::MAX), 0u64..2000],
+            prop_oneof![Just(1usize), Just(99), 1usize..100],
+            prop_oneof![Just(1usize), Just(100_000), 1usize..50],
+            prop_oneof![Just(1usize), 1usize..4096, Just(64 << 20)],
+            prop_oneof![Just(1usize), Just(4096), 1usize..64],
+        ),
+        (
+            prop_oneof![Just(1u64), 1u64..5000],
+            prop_oneof![Just(1u64), 1u64..20_000],
+            0u32..=10,
+            prop_oneof![Just(0u64), 0u64..200],
+            prop_oneof![Just(1024usize), 1024usize..(1 << 20)],
+        ),
+    )
+        .prop_map(|((p, l, d, s, b, i), (t, r, n, k, m))| Settings {
+            page_limit: p,
+            limit_asked: l,
+            max_depth: d,
+            max_steps: s,
+            max_program_bytes: b,
+            max_id_bytes: i,
+            timeout_ms: t,
+            run_deadline_ms: r,
+            retries: n,
+            retry_backoff_ms: k,
+            max_body_bytes: m,
+        })
+}
+
+/// Whatever the settings that pass the start-up checks: each tool answers
+/// once over HTTP, within a bound, and never with the answer of a panic.
+/// One engine serves every case.
+#[test]
+fn no_accepted_setting_makes_a_request_panic_or_hang() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let engine = common::Engine::spawn(&[]);
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 12,
+        ..ProptestConfig::default()
+    });
+    let outcome = runner.run(&settings(), |s| {
+        let url = engine.url.clone();
+        let case = s.clone();
+        rt.block_on(async move {
+            let env = TestEnv::in_front_of(
+                common::Engine::external(url),
+                "tests/configs/conformance.toml",
+                |cfg| {
+                    for lang in &mut cfg.languages {
+                        lang.catalog_page_limit = case.page_limit;
+                        lang.bounds.max_depth = case.max_depth;
+                        lang.bounds.max_steps = case.max_steps;
+                        lang.bounds.max_program_bytes = case.max_program_bytes;
+                        lang.bounds.max_id_bytes = case.max_id_bytes;
+                    }
+                    cfg.engine.timeout_ms = case.timeout_ms;
+                    cfg.engine.run_deadline_ms = case.run_deadline_ms;
+                    cfg.engine.retries = case.retries;
+                    cfg.engine.retry_backoff_ms = case.retry_backoff_ms;
+                    cfg.server.max_body_bytes = case.max_body_bytes;
+                },
+            )
+            .await;
+            let c = env.client(common::ACME_OPS);
+            let program = common::valid_program();
+            let calls = [
+                ("pilotage_manifest", json!({})),
+                ("pilotage_get_guide", json!({"language": "workflow/v1"})),
+                (
+                    "pilotage_catalog",
+                    json!({"language": "workflow/v1", "verb": "list", "limit": case.limit_asked}),
+                ),
+                ("validate_workflow", json!({"workflow": program})),
+                (
+                    "run_workflow",
+                    json!({"workflow": program, "mode": "immediate", "input": {"id": "cus_1"}, "store": true}),
+                ),
+                ("trace_workflow", json!({"run_id": "run_unknown"})),
+            ];
+            for (tool, args) in calls {
+                let answer = tokio::time::timeout(
+                    std::time::Duration::from_secs(30),
+                    c.rpc("tools/call", json!({"name": tool, "arguments": args})),
+                )
+                .await;
+                let Ok(answer) = answer else {
+                    return Err(TestCaseError::fail(format!("{tool} hung with {s:?}")));
+                };
+                let body = answer.to_string();
+                prop_assert!(
+                    answer.get("result").is_some() || answer["error"]["code"].is_i64(),
+                    "{tool}: no JSON-RPC answer with {s:?}: {body}"
+                );
+                prop_assert!(
+                    !body.contains("failed while answering this call"),
+                    "{tool} panicked with {s:?}: {body}"
+                );
+            }
+            Ok(())
+        })
+    });
+    drop(engine);
+    drop(rt);
+    if let Err(failure) = outcome {
+        panic!("{failure}");
+    }
+}

@@ -136,13 +136,18 @@ async fn run_probe(config: &Config, classifiers: &Classifiers, args: &ProbeArgs)
     }
     let bad = findings
         .iter()
-        .filter(|f| matches!(f.verdict, Verdict::Missing | Verdict::Unknown))
+        .filter(|f| {
+            matches!(
+                f.verdict,
+                Verdict::Missing | Verdict::Unknown | Verdict::Unreachable
+            )
+        })
         .count();
     if bad == 0 {
         println!("probe: ok ({} findings)", findings.len());
         ExitCode::SUCCESS
     } else {
-        println!("probe: {bad} missing or unknown");
+        println!("probe: {bad} missing, unknown or unreachable");
         ExitCode::FAILURE
     }
 }

@@ -72,6 +72,8 @@ pub async fn run_server(config: crate::config::Config) -> std::process::ExitCode
             "serving with the public session secret or API key of the demo configuration: anyone who can reach this address can forge sessions or call as demo-key; set a secret and keys of your own (docs/operations.md) before it listens off loopback"
         );
     }
+    // Start whatever the engines say; an operator reads why one is silent.
+    tokio::spawn(warn_of_silent_engines(config.clone()));
     let served = match crate::app::build(config).await {
         Ok(app) => crate::app::serve(app).await,
         Err(e) => {
@@ -85,6 +87,28 @@ pub async fn run_server(config: crate::config::Config) -> std::process::ExitCode
         Err(e) => {
             eprintln!("server error: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs a warning for every configured engine that does not answer, naming
+/// its URL and the cause. Start-up goes on: the engine may come up later,
+/// and `/readyz` tells the balancer meanwhile.
+async fn warn_of_silent_engines(config: crate::config::Config) {
+    let engines = std::iter::once(("engine".to_string(), &config.engine)).chain(
+        config
+            .engines
+            .iter()
+            .map(|(name, e)| (format!("engines.{name}"), e)),
+    );
+    for (key, engine) in engines {
+        if let Some(unreachable) = probe::reach::check(&config, engine).await {
+            tracing::warn!(
+                engine = key,
+                url = unreachable.url,
+                cause = unreachable.cause,
+                "the engine does not answer: calls that need it fail until it does (check-config --probe tells more)"
+            );
         }
     }
 }

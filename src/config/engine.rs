@@ -76,7 +76,39 @@ impl EngineConfig {
         prefix: &str,
         is_file: impl Fn(&str) -> bool,
     ) -> Vec<(String, String, String)> {
-        let mut out = Vec::new();
+        use super::range::outside;
+        let key = |k: &str| format!("{prefix}.{k}");
+        // A deadline of days covers the longest runs an engine keeps open.
+        let mut out = super::range::problems([
+            outside(
+                &key("timeout_ms"),
+                self.timeout_ms,
+                1,
+                600_000,
+                default_engine_timeout(),
+            ),
+            outside(
+                &key("run_deadline_ms"),
+                self.run_deadline_ms,
+                1,
+                7 * 86_400_000,
+                default_run_deadline(),
+            ),
+            outside(
+                &key("retries"),
+                u64::from(self.retries),
+                0,
+                10,
+                u64::from(default_retries()),
+            ),
+            outside(
+                &key("retry_backoff_ms"),
+                self.retry_backoff_ms,
+                0,
+                60_000,
+                default_retry_backoff(),
+            ),
+        ]);
         if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
             out.push((
                 format!("{prefix}.url"),

@@ -241,10 +241,58 @@ impl LanguageConfig {
         self.has_execute() && self.capabilities.trace_fetch && self.tools.trace.is_some()
     }
 
+    /// Range checks of the numeric keys. The depth bound stays below
+    /// serde_json's 128-level parse limit so the bound, not a parse error,
+    /// answers.
+    fn numeric_problems(&self, i: usize) -> Vec<(String, String, String)> {
+        use super::range::{outside, problems, size};
+        let key = |k: &str| format!("language[{i}].{k}");
+        let b = &self.bounds;
+        let d = Bounds::default();
+        problems([
+            outside(
+                &key("catalog_page_limit"),
+                size(self.catalog_page_limit),
+                1,
+                1000,
+                size(default_page()),
+            ),
+            outside(
+                &key("bounds.max_depth"),
+                size(b.max_depth),
+                1,
+                100,
+                size(d.max_depth),
+            ),
+            outside(
+                &key("bounds.max_steps"),
+                size(b.max_steps),
+                1,
+                100_000,
+                size(d.max_steps),
+            ),
+            outside(
+                &key("bounds.max_program_bytes"),
+                size(b.max_program_bytes),
+                1,
+                64 << 20,
+                size(d.max_program_bytes),
+            ),
+            outside(
+                &key("bounds.max_id_bytes"),
+                size(b.max_id_bytes),
+                1,
+                4096,
+                size(d.max_id_bytes),
+            ),
+        ])
+    }
+
     /// (key, problem, fix) triples.
     pub(super) fn validate(&self, _config: &Config, i: usize) -> Vec<(String, String, String)> {
         let mut out = Vec::new();
         let key = |k: &str| format!("language[{i}].{k}");
+        out.extend(self.numeric_problems(i));
         let (family, version) = self.name.split_once('/').unwrap_or(("", ""));
         if family.is_empty() || version.is_empty() || version.contains('/') {
             out.push((
@@ -341,26 +389,6 @@ impl LanguageConfig {
                     key("context_schema"),
                     format!("not a valid JSON Schema: {e}"),
                     "write a JSON Schema object as a TOML table".into(),
-                ));
-            }
-        }
-        if self.bounds.max_depth >= 100 {
-            out.push((
-                key("bounds.max_depth"),
-                "must stay well below the 128-level JSON parse limit".into(),
-                "use a value below 100 (default 32)".into(),
-            ));
-        }
-        for (name, value) in [
-            ("bounds.max_steps", self.bounds.max_steps),
-            ("bounds.max_program_bytes", self.bounds.max_program_bytes),
-            ("bounds.max_id_bytes", self.bounds.max_id_bytes),
-        ] {
-            if value == 0 {
-                out.push((
-                    key(name),
-                    "must be at least 1: a bound of 0 refuses every program".into(),
-                    "remove the key to use the default, or set a positive value".into(),
                 ));
             }
         }

@@ -17,6 +17,7 @@ mod load;
 pub mod oauth;
 pub mod policy;
 mod problem;
+mod range;
 mod rotation;
 pub mod schema;
 mod secrets;

@@ -107,7 +107,14 @@ impl Default for SessionConfig {
 impl ServerConfig {
     /// (key, problem, fix) for every wrong `[server]` key.
     pub fn problems(&self) -> Vec<(String, String, String)> {
-        let mut out = Vec::new();
+        let default = ServerConfig::default().max_body_bytes;
+        let mut out = super::range::problems([super::range::outside(
+            "server.max_body_bytes",
+            super::range::size(self.max_body_bytes),
+            1024,
+            1 << 30,
+            super::range::size(default),
+        )]);
         if self.listen.parse::<std::net::SocketAddr>().is_err() {
             out.push((
                 "server.listen".into(),
@@ -129,7 +136,13 @@ impl ServerConfig {
 impl SessionConfig {
     /// (key, problem, fix) for every wrong `[session]` key.
     pub fn problems(&self) -> Vec<(String, String, String)> {
-        let mut out = Vec::new();
+        let mut out = super::range::problems([super::range::outside(
+            "session.ttl_secs",
+            self.ttl_secs,
+            1,
+            366 * 86_400,
+            24 * 3600,
+        )]);
         if self.secret.len() < 16 {
             out.push((
                 "session.secret".into(),

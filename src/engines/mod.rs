@@ -66,6 +66,11 @@ pub enum EngineError {
     /// The engine answered something the mapping cannot read, or an error status.
     #[error("{0}")]
     Failed(String),
+    /// The request may have reached the engine and no answer came (it
+    /// timed out, or the connection broke off). The message is the
+    /// gateway's own words, fit for a caller.
+    #[error("{0}")]
+    NoAnswer(String),
     /// Nothing was sent, and the engine should not be called before
     /// `retry_after` (its circuit breaker is open).
     #[error("{message}")]

@@ -14,12 +14,18 @@ use serde_json::Value;
 /// Step 2: the caller's `expected_catalog_version`, when given, is today's.
 pub(super) fn no_catalog_drift(ex: &Exec<'_>, view: &CatalogView) -> Result<(), Halt> {
     match &ex.req.expected_catalog_version {
-        Some(expected) if *expected != view.version => Err(refuse(
-            ex,
-            RunStatus::CatalogDrift,
-            "catalog version mismatch",
-            None,
-        )),
+        Some(expected) if *expected != view.version => {
+            // The refusal says the next step and carries the token it needs.
+            let message = format!(
+                "catalog version mismatch: the catalog changed since expected_catalog_version was read; the current catalog_version is '{}': validate again and run with the catalog_version it returns",
+                view.version
+            );
+            let mut halt = refuse(ex, RunStatus::CatalogDrift, &message, None);
+            if let Halt::Refused(done) = &mut halt {
+                done.response["catalog_version"] = Value::String(view.version.clone());
+            }
+            Err(halt)
+        }
         _ => Ok(()),
     }
 }

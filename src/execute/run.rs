@@ -89,7 +89,9 @@ fn ended(
     reply: Result<RunReply, EngineError>,
 ) -> Result<Ended, Halt> {
     let reply = match reply {
-        Err(e @ (EngineError::Unreachable(_) | EngineError::Failed(_))) => {
+        Err(
+            e @ (EngineError::Unreachable(_) | EngineError::Failed(_) | EngineError::NoAnswer(_)),
+        ) => {
             return Err(internal(&e).into());
         }
         Err(e @ EngineError::Unavailable { .. }) => return Err(internal(&e).into()),

@@ -63,7 +63,7 @@ impl Surface {
             let tool: Tool = serde_json::from_value(spec.json.clone())
                 .map_err(|e| format!("tool {}: {e}", spec.name()))?;
             tools.push(tool);
-            let v = jsonschema::validator_for(spec.input_schema())
+            let v = jsonschema::validator_for(&spec.checked)
                 .map_err(|e| format!("input schema of {}: {e}", spec.name()))?;
             validators.insert(spec.name().to_string(), v);
         }
@@ -124,10 +124,7 @@ impl PilotageServer {
             && let Some(err) = v.iter_errors(&args_value).next()
         {
             return Err(McpError::invalid_params(
-                format!(
-                    "invalid arguments for {name}: {err} (at '{}')",
-                    err.instance_path()
-                ),
+                super::refusal::structural(spec, &err),
                 None,
             ));
         }
@@ -300,9 +297,13 @@ impl ServerHandler for PilotageServer {
             .get::<axum::http::request::Parts>()
             .and_then(|p| p.extensions.get::<TraceContext>())
             .cloned();
-        let call = self
-            .dispatch(&name, arguments, &principal)
-            .instrument(span.clone());
+        // A panic inside the call answers `internal` (and is counted as
+        // such) instead of ending the task and leaving the client waiting.
+        let call = super::panic_guard::guarded(
+            &name,
+            self.dispatch(&name, arguments, &principal)
+                .instrument(span.clone()),
+        );
         let parts = context.extensions.get::<axum::http::request::Parts>();
         let gw = &self.inner.gw;
         let caller = budget::caller_of(gw, &principal, parts);

@@ -4,17 +4,37 @@
 //! operation answers them alike, so they live beside the request errors
 //! rather than in one operation.
 
+//!
+//! The caller never reads the engine's address, its answer's text or a
+//! library's error text: those name internal hosts and say nothing a caller
+//! can act on. The log keeps them whole. What the transport itself says
+//! (no answer within the timeout, a refused connection, an open circuit
+//! breaker) is the gateway's own wording and reaches the caller.
+
 use super::RequestError;
 use crate::engines::EngineError;
+use crate::store::StoreError;
 use serde_json::json;
-use std::fmt::Display;
 
-/// An engine failure before execution is an `internal` request error; when
-/// the gateway knows when to try again (an open circuit breaker), it says
-/// so in `retry_after_ms`.
+/// An engine failure before execution is an `internal` request error that
+/// says what happened and what to do, the details in the log; when the
+/// gateway knows when to try again (an open circuit breaker), it says so in
+/// `retry_after_ms`.
 pub fn internal(e: &EngineError) -> RequestError {
     tracing::warn!(source = "engine", error = %e, "engine failure before execution");
-    let error = RequestError::internal(format!("the workflow engine failed: {e}"));
+    let error = RequestError::internal(match e {
+        EngineError::Unreachable(m)
+        | EngineError::NoAnswer(m)
+        | EngineError::Unavailable { message: m, .. } => {
+            format!("the workflow engine failed: {m}; nothing was executed: retry later")
+        }
+        EngineError::NotStarted(_) => {
+            "the workflow engine refused to start the run; nothing was executed: retry later, and report it to the operator if it persists".to_string()
+        }
+        EngineError::Failed(_) | EngineError::RunBroken { .. } => {
+            "the workflow engine failed (the cause is in the gateway's log); nothing was executed: retry later, and report it to the operator if it persists".to_string()
+        }
+    });
     match e.retry_after() {
         // Whole milliseconds, rounded up, as every `retry_after_ms`.
         Some(wait) => error.with(
@@ -28,7 +48,16 @@ pub fn internal(e: &EngineError) -> RequestError {
 /// A failure of the gateway's own store before execution: an `internal`
 /// request error that names the store, never the engine; `consequence`
 /// tells the caller what happened (or did not) and what to do.
-pub fn store_internal(e: &impl Display, consequence: &str) -> RequestError {
+pub fn store_internal(e: &StoreError, consequence: &str) -> RequestError {
     tracing::warn!(source = "store", error = %e, "store failure before execution");
-    RequestError::internal(format!("the gateway's store failed: {e}; {consequence}"))
+    match e {
+        // The gateway's own words about its own budget: what the caller can act on.
+        StoreError::Full(detail) => RequestError::internal(format!(
+            "the gateway's store failed: {detail}; {consequence}"
+        )),
+        // A backend's text names hosts and libraries: it stays in the log.
+        StoreError::Unavailable(_) | StoreError::Corrupt(_) => RequestError::internal(format!(
+            "the gateway's store failed (the cause is in its log); {consequence}"
+        )),
+    }
 }

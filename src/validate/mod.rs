@@ -13,6 +13,7 @@ pub mod ceiling;
 pub mod context;
 pub mod engine;
 pub mod locate;
+mod parameter_hint;
 pub mod response;
 pub mod verdict;
 pub mod visibility;
@@ -91,6 +92,7 @@ async fn compute(
             diagnostics.push(d);
         }
     }
+    parameter_hint::add(&mut diagnostics, &steps, view);
     Ok(finish(lang, view, program, diagnostics, steps))
 }
 

@@ -95,10 +95,17 @@ async fn pil_execute_drift_b() {
     )
     .await;
     assert_eq!(status(&r), "catalog_drift");
-    assert_eq!(r.structured["outcome"]["error"], "catalog version mismatch");
+    // The refusal names the next step and the token to use.
+    let fresh = catalog_version(&c).await;
+    let error = r.structured["outcome"]["error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(error.starts_with("catalog version mismatch"), "{error}");
+    assert!(error.contains("validate again"), "{error}");
+    assert!(error.contains(fresh.as_str()), "{error}");
+    assert_eq!(r.structured["catalog_version"], json!(fresh));
     assert_eq!(env.engine.digest("acme").await, before, "no side effects");
     // Recovery: the current token runs.
-    let fresh = catalog_version(&c).await;
     let ok = run(
         &c,
         write_program("gold"),

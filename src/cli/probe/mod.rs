@@ -2,10 +2,13 @@
 //! field, what the mapping reads from it: the catalog, the error body of a
 //! refused call, a check of a deliberately broken program, and a dry run of a
 //! harmless program (or one the operator names). Every finding names the key
-//! to look at; anything missing or unknown makes the probe fail.
+//! to look at; anything missing or unknown makes the probe fail. An engine
+//! that does not answer is one `UNREACHABLE` line naming its URL and the
+//! cause, and nothing else is asked.
 
 mod catalog;
 mod check;
+pub mod reach;
 mod run;
 
 use crate::classify::RuleTable;
@@ -22,6 +25,8 @@ pub enum Verdict {
     Note,
     Missing,
     Unknown,
+    /// The engine gave no answer to probe: nothing else is asked.
+    Unreachable,
 }
 
 /// One line of the report.
@@ -39,6 +44,7 @@ impl std::fmt::Display for Finding {
             Verdict::Note => "note   ",
             Verdict::Missing => "MISSING",
             Verdict::Unknown => "UNKNOWN",
+            Verdict::Unreachable => "UNREACHABLE",
         };
         write!(f, "{tag} {}: {}", self.key, self.detail)
     }
@@ -72,8 +78,14 @@ pub fn harmless_program() -> (Value, Value) {
 
 /// Runs every probe and returns the report.
 pub async fn probe(config: &Config, input: &ProbeInput) -> Vec<Finding> {
-    let client = EngineClient::new(&config.engine);
     let mut out = Report::default();
+    // An engine that does not answer would fail every probe below, each
+    // blaming its mapping key: one line with the cause says more.
+    if let Some(unreachable) = reach::check(config, &config.engine).await {
+        out.push(Verdict::Unreachable, "engine.url", unreachable.to_string());
+        return out.0;
+    }
+    let client = EngineClient::new(&config.engine);
     catalog::catalog(&client, &input.tenant, &mut out).await;
     catalog::error_body(&client, &mut out).await;
     check::check(&client, &input.tenant, &input.rules, &mut out).await;

@@ -130,7 +130,7 @@ impl From<CallError> for EngineError {
             // A token endpoint's failure is the credentials', not the engine's reach.
             None if matches!(e, CallError::Credentials(_)) => EngineError::Failed(e.to_string()),
             None if e.never_sent() => EngineError::Unreachable(e.to_string()),
-            None => EngineError::Failed(e.to_string()),
+            None => EngineError::NoAnswer(e.to_string()),
         }
     }
 }

@@ -71,11 +71,13 @@ fn list(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
             )
         })?,
     };
-    let cap = lang.config.catalog_page_limit;
+    // Start-up refuses a zero page limit; `max(1)` keeps a page moving even
+    // if one ever got through, and `min` before `max` can never panic.
+    let cap = lang.config.catalog_page_limit.max(1);
     let limit = args
         .value("limit")
         .and_then(Value::as_u64)
-        .map_or(cap, |l| (l as usize).clamp(1, cap));
+        .map_or(cap, |l| usize::try_from(l).unwrap_or(cap).min(cap).max(1));
     let matching: Vec<&Arc<Value>> = view
         .entries
         .iter()

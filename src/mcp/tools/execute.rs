@@ -1,6 +1,8 @@
 //! The execute loop tool (Part II §6.5): reads the reserved members of
 //! Part III §4.4 and hands them to `crate::execute`. A failed or refused run
-//! is an ordinary result carrying its outcome.
+//! is an ordinary result carrying its outcome. A test run says so where a
+//! reader looks first: the text starts with it and the answer carries a
+//! top-level `test_run: true`, not only `trace.stats.test_run`.
 
 use super::{Args, Reply, ToolResult};
 use crate::auth::Principal;
@@ -27,7 +29,11 @@ pub async fn call(
         test_run: args.value("test_run").and_then(Value::as_bool),
         mode: text("mode"),
     };
-    let response = execute::execute(gw, lang, principal, req).await?;
+    let test_run = req.test_run == Some(true);
+    let mut response = execute::execute(gw, lang, principal, req).await?;
+    if test_run && let Some(answer) = response.as_object_mut() {
+        answer.insert("test_run".into(), Value::Bool(true));
+    }
     let outcome = &response["outcome"];
     let status = outcome["status"].as_str().unwrap_or("unknown");
     let summary = match outcome["error"].as_str() {
@@ -36,6 +42,11 @@ pub async fn call(
             response["run_id"].as_str().unwrap_or("")
         ),
         Some(e) => format!("{status}: {e}"),
+    };
+    let summary = if test_run {
+        format!("TEST RUN, simulated: no side effects took place, outputs are simulated. {summary}")
+    } else {
+        summary
     };
     Ok(Reply::new(response, summary))
 }

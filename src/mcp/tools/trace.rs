@@ -43,7 +43,7 @@ pub async fn call(
         .store
         .get_run(&principal.scope, run_id)
         .await
-        .map_err(|e| RequestError::internal(format!("the gateway's store failed: {e}")))?
+        .map_err(|e| crate::pilotage::store_internal(&e, "the run could not be read: retry later"))?
         .ok_or_else(|| RequestError::not_found(NOT_FOUND))?;
     let mut out = record;
     if let Some(trace) = out.get_mut("trace") {

@@ -12,6 +12,8 @@
 
 #![allow(dead_code)]
 
+pub mod answers;
+pub mod guides;
 pub mod mistral;
 pub mod ports;
 pub mod redis_cluster;

@@ -1,18 +1,16 @@
-//! `mistral/v2` end to end, through the HTTP endpoint against the real
-//! OpenStack Mistral: the Part IV §4.3 loop, every guide example, a
-//! misspelled action refused before anything runs, both languages on one
-//! gateway each on its own engine, deploy and `program_ref`, idempotent
-//! replay, trace fetch, the run deadline, and tenant isolation down to
-//! Mistral's projects.
+//! `mistral/v2` end to end beyond the shared loop, through the HTTP
+//! endpoint against the real OpenStack Mistral: a misspelled action refused
+//! before anything runs, both languages on one gateway each on its own
+//! engine, deploy and `program_ref`, idempotent replay, the run deadline,
+//! tenant isolation down to Mistral's projects, and actions the
+//! configuration hides.
 
-mod common;
-
-use common::mistral::{
-    self, EXECUTE, MISTRAL, MistralEnv, TRACE, VALIDATE, codes, echo_program, greet_program, run,
+use crate::common::answers::codes;
+use crate::common::mistral::{
+    self, EXECUTE, MISTRAL, MistralEnv, TRACE, VALIDATE, echo_program, greet_program, run,
     validate,
 };
-use common::{ACME_OPS, LANG, assert_shape, repo_path, write_program};
-use pilotage_gateway::guides::GuideSet;
+use crate::common::{ACME_OPS, LANG, write_program};
 use serde_json::{Value, json};
 use sha2::Digest;
 use std::time::Duration;
@@ -37,199 +35,6 @@ fn ids_of(list: &[Value]) -> Vec<String> {
         .collect();
     ids.sort();
     ids
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn discover_learn_lookup_validate_execute_fetch() {
-    let m = MistralEnv::start().await;
-    let mut c = m.env.client(&m.a.key);
-    // discover: both languages, each with its loop
-    let init = c.initialize().await;
-    assert!(
-        init["instructions"]
-            .as_str()
-            .unwrap()
-            .contains("pilotage_manifest")
-    );
-    let manifest = c.call("pilotage_manifest", json!({})).await.structured;
-    let languages = manifest["languages"].as_array().unwrap();
-    let lang = languages
-        .iter()
-        .find(|l| l["name"] == MISTRAL)
-        .unwrap_or_else(|| panic!("no mistral/v2 in {manifest}"));
-    assert!(languages.iter().any(|l| l["name"] == LANG), "{manifest}");
-    let tool = |k: &str| lang["loop"][k].as_str().unwrap().to_string();
-    let (validate_tool, execute_tool, trace_tool) =
-        (tool("validate"), tool("execute"), tool("trace"));
-    assert_eq!(
-        (
-            validate_tool.as_str(),
-            execute_tool.as_str(),
-            trace_tool.as_str()
-        ),
-        (VALIDATE, EXECUTE, TRACE)
-    );
-    // learn: the core guide
-    let index = c
-        .call("pilotage_get_guide", json!({"language": MISTRAL}))
-        .await
-        .structured;
-    let core = index["guides"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["level"] == "core")
-        .expect("a core guide")
-        .clone();
-    let body = c
-        .call(
-            "pilotage_get_guide",
-            json!({"language": MISTRAL, "id": core["id"]}),
-        )
-        .await
-        .structured["guide"]["body"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        body.contains("with-items") && body.contains("publish"),
-        "{body}"
-    );
-    // lookup
-    let found = c
-        .call(
-            "pilotage_catalog",
-            json!({"language": MISTRAL, "verb": "list", "q": "echo"}),
-        )
-        .await
-        .structured;
-    let ids: Vec<&str> = found["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|e| e["id"].as_str())
-        .collect();
-    assert!(ids.contains(&"std.echo"), "{ids:?}");
-    let entry = c
-        .call(
-            "pilotage_catalog",
-            json!({"language": MISTRAL, "verb": "get", "id": "std.echo"}),
-        )
-        .await
-        .structured;
-    assert_eq!(entry["entry"]["risk"], "safe", "{entry}");
-    assert_eq!(
-        entry["entry"]["input_schema"]["required"],
-        json!(["output"]),
-        "{entry}"
-    );
-    // validate a program with a misspelled parameter, then the corrected one
-    let wrong = greet_program().replace("std.echo output=", "std.echo outptu=");
-    let bad = c.call(&validate_tool, json!({"workflow": wrong})).await;
-    assert!(!bad.is_error, "{}", bad.structured);
-    assert_eq!(bad.structured["valid"], false, "{}", bad.structured);
-    let found = codes(&bad.structured);
-    assert!(
-        found.contains(&"unexpected_input".to_string()),
-        "{}",
-        bad.structured
-    );
-    let path = &bad.structured["diagnostics"][0]["path"];
-    assert!(
-        path["start"]["line"].as_u64().is_some() && path["end"]["column"].as_u64().is_some(),
-        "a text range: {path}"
-    );
-    let good = c
-        .call(&validate_tool, json!({"workflow": greet_program()}))
-        .await;
-    assert_eq!(good.structured["valid"], true, "{}", good.structured);
-    assert_eq!(
-        good.structured["plan"]["max_risk"], "safe",
-        "{}",
-        good.structured
-    );
-    let cv = good.structured["catalog_version"].clone();
-    // execute, stored, at the current catalog version
-    let before = m.mistral.executions(&m.a.tenant).await.len();
-    let ran = c
-        .call(
-            &execute_tool,
-            json!({"workflow": greet_program(), "mode": "immediate", "input": {"name": "ada"},
-                   "store": true, "trace_level": "full", "expected_catalog_version": cv}),
-        )
-        .await;
-    assert_eq!(
-        ran.structured["outcome"]["status"], "success",
-        "{}",
-        ran.structured
-    );
-    assert_eq!(ran.structured["output"], json!({"greeting": "hello ada"}));
-    let steps = ran.structured["trace"]["steps"].as_array().unwrap();
-    assert_eq!(steps[0]["id"], "hello", "{steps:?}");
-    assert_eq!(steps[0]["calls"], "std.echo");
-    assert_eq!(
-        steps[0]["output"],
-        json!({"result": "hello ada"}),
-        "{steps:?}"
-    );
-    assert_eq!(
-        m.mistral.executions(&m.a.tenant).await.len(),
-        before + 1,
-        "one execution in the caller's Mistral project"
-    );
-    // fetch the same trace
-    let fetched = c
-        .call(&trace_tool, json!({"run_id": ran.structured["run_id"]}))
-        .await;
-    assert_shape(&fetched.structured, "TraceFetchResponse");
-    assert_eq!(fetched.structured, ran.structured);
-    m.clean().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn every_guide_example_validates_and_executes() {
-    let guides =
-        GuideSet::load(&repo_path("guides/mistral-v2"), MISTRAL, "").expect("the guides load");
-    let examples = guides.examples();
-    assert!(
-        examples.iter().any(|e| e.guide_id == "core"),
-        "the core guide has a runnable example"
-    );
-    assert!(examples.len() >= 4, "{} examples", examples.len());
-    let m = MistralEnv::start().await;
-    let c = m.session(&m.a).await;
-    for ex in examples {
-        let name = format!("{} example #{}", ex.guide_id, ex.index);
-        let program = ex
-            .workflow
-            .as_str()
-            .unwrap_or_else(|| panic!("{name} is YAML text"));
-        let v = validate(&c, program).await;
-        assert_eq!(
-            v.structured["valid"], true,
-            "{name} does not validate: {}",
-            v.structured
-        );
-        let mut extra = json!({"trace_level": "full",
-            "expected_catalog_version": v.structured["catalog_version"]});
-        if let Some(input) = ex.input {
-            extra["input"] = input;
-        }
-        let r = run(&c, program, extra).await;
-        assert_eq!(
-            r.structured["outcome"]["status"], "success",
-            "{name} does not run: {}",
-            r.structured
-        );
-        assert!(
-            !r.structured["trace"]["steps"]
-                .as_array()
-                .unwrap()
-                .is_empty(),
-            "{name}: an empty trace"
-        );
-    }
-    m.clean().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -4,13 +4,13 @@
 //! vectors that do not apply, and why, are listed in `docs/conformance.md`
 //! ("mistral/v2").
 
-mod common;
-
-use common::mistral::{
-    EXECUTE, MISTRAL, Mistral, MistralEnv, TRACE, VALIDATE, codes, echo_program, greet_program,
+use crate::common::mistral::{
+    EXECUTE, MISTRAL, Mistral, MistralEnv, TRACE, VALIDATE, echo_program, greet_program,
     run, validate,
 };
-use common::{Mcp, assert_shape, ports::free_port};
+use crate::common::answers::{codes, error_kind, status};
+use crate::common::guides::closed_codes;
+use crate::common::{Mcp, assert_shape, ports::free_port};
 use serde_json::{Value, json};
 
 /// A valid program whose second task fails: `partial`.
@@ -75,23 +75,7 @@ fn shout_action(mark: &str) -> String {
     )
 }
 
-fn status(r: &common::CallResult) -> String {
-    assert!(!r.is_error, "expected an outcome, got {}", r.structured);
-    r.structured["outcome"]["status"]
-        .as_str()
-        .unwrap_or("")
-        .to_string()
-}
-
-fn error_kind(r: &common::CallResult) -> String {
-    assert!(r.is_error, "expected a request error, got {}", r.structured);
-    r.structured["error"]["kind"]
-        .as_str()
-        .unwrap_or("")
-        .to_string()
-}
-
-async fn catalog(c: &Mcp, args: Value) -> common::CallResult {
+async fn catalog(c: &Mcp, args: Value) -> crate::common::CallResult {
     let mut args = args;
     args["language"] = json!(MISTRAL);
     c.call("pilotage_catalog", args).await
@@ -392,7 +376,7 @@ async fn pil_validate_unknown_name_b() {
     let c = m.anonymous_session().await;
     let r = validate(&c, &greet_program().replace("std.echo", "std.ehco")).await;
     assert_eq!(r.structured["valid"], false, "{}", r.structured);
-    let closed = closed_codes(&c).await;
+    let closed = closed_codes(&c, MISTRAL).await;
     let d = &r.structured["diagnostics"][0];
     assert!(
         closed.contains(&d["code"].as_str().unwrap().to_string()),
@@ -481,7 +465,7 @@ async fn pil_validate_constraint_fallback_b() {
     let r = validate(&c, cycle).await;
     assert_eq!(r.structured["valid"], false, "{}", r.structured);
     assert_eq!(codes(&r.structured), ["constraint"], "{}", r.structured);
-    assert!(closed_codes(&c).await.contains(&"constraint".to_string()));
+    assert!(closed_codes(&c, MISTRAL).await.contains(&"constraint".to_string()));
 }
 
 // --- execute ---------------------------------------------------------------------
@@ -759,7 +743,7 @@ async fn pil_execute_internal_b() {
     // Mistral unreachable: a closed port.
     let dead = format!("http://127.0.0.1:{}/v2", free_port());
     let m = MistralEnv::start_with(|cfg| {
-        cfg.engines.get_mut(common::mistral::ENGINE).unwrap().url = dead;
+        cfg.engines.get_mut(crate::common::mistral::ENGINE).unwrap().url = dead;
     })
     .await;
     let c = m.anonymous_session().await;
@@ -875,7 +859,7 @@ async fn pil_trace_partial_b() {
     m.clean().await;
 }
 
-async fn stored_run(c: &Mcp, extra: Value) -> common::CallResult {
+async fn stored_run(c: &Mcp, extra: Value) -> crate::common::CallResult {
     let mut extra = extra;
     extra["input"] = json!({"name": "kept"});
     let r = run(c, &greet_program(), extra).await;
@@ -985,26 +969,4 @@ async fn pil_trace_fetch_indistinguishable_b() {
         "byte-identical: {results:?}"
     );
     m.clean().await;
-}
-
-/// The closed diagnostic-code set, from the closed-sets guide the server serves.
-async fn closed_codes(c: &Mcp) -> Vec<String> {
-    let guide = c
-        .call(
-            "pilotage_get_guide",
-            json!({"language": MISTRAL, "id": "closed-sets"}),
-        )
-        .await;
-    let body = guide.structured["guide"]["body"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let section = body.split("## Diagnostic codes").nth(1).unwrap();
-    let section = section.split("\n## ").next().unwrap();
-    section
-        .lines()
-        .filter_map(|l| l.strip_prefix("| `"))
-        .filter_map(|l| l.split('`').next())
-        .map(str::to_string)
-        .collect()
 }

@@ -1,5 +1,6 @@
 //! Execute vectors (Part II §6.5).
 
+use crate::common::ports::rand_suffix;
 use crate::common::{assert_shape, valid_program, write_program};
 use crate::support::{catalog_version, codes, error_kind, run, session, status, validate};
 use serde_json::{Value, json};
@@ -441,14 +442,4 @@ async fn pil_execute_internal_b() {
     assert_shape(&r.structured, "RequestError");
     env.engine.faults(json!({})).await;
     assert_eq!(env.engine.digest("acme").await, before, "no side effects");
-}
-
-pub fn rand_suffix() -> String {
-    format!(
-        "{:x}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
 }

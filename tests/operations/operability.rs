@@ -2,10 +2,8 @@
 //! log line per HTTP request with its request id, W3C trace context reaching
 //! the engine, and the drain on SIGTERM.
 
-mod common;
-
-use common::ports::rand_suffix;
-use common::{Engine, Mcp, repo_path, valid_program};
+use crate::common::ports::rand_suffix;
+use crate::common::{Engine, Mcp, repo_path, valid_program};
 use serde_json::{Value, json};
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};

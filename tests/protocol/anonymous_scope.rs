@@ -8,10 +8,8 @@
 //! sessions (revision 2026-07-28) fetch their stored runs and promoted
 //! programs from any later request.
 
-mod common;
-
-use common::redis_server::RedisServer;
-use common::{ACME_OPS, LANG, Mcp, TestEnv, valid_program, write_program};
+use crate::common::redis_server::RedisServer;
+use crate::common::{ACME_OPS, LANG, Mcp, TestEnv, valid_program, write_program};
 use pilotage_gateway::config::{AnonymousScope, Config};
 use serde_json::{Value, json};
 
@@ -225,7 +223,7 @@ async fn tenant_scope_lets_sessionless_callers_fetch_their_runs_and_programs() {
 
 #[test]
 fn an_unknown_scope_is_refused_at_start_naming_the_key() {
-    let path = common::repo_path("deploy/gateway.local.toml");
+    let path = crate::common::repo_path("deploy/gateway.local.toml");
     let text = std::fs::read_to_string(&path).expect("read the demo configuration");
     let demo = Config::parse(&text, &path).expect("parse");
     assert_eq!(

@@ -3,9 +3,7 @@
 //! loop exercised is there with the counts the loop implies (cached verdicts
 //! included).
 
-mod common;
-
-use common::{ACME_OPS, LANG, TestEnv, valid_program};
+use crate::common::{ACME_OPS, LANG, TestEnv, valid_program};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -305,7 +303,7 @@ async fn a_scrape_after_the_loop_passes_promtool_and_counts_what_happened() {
 fn promtool(args: &[&str]) {
     let out = std::process::Command::new("promtool")
         .args(args)
-        .current_dir(common::repo_path("deploy/prometheus"))
+        .current_dir(crate::common::repo_path("deploy/prometheus"))
         .output()
         .expect("promtool is installed by scripts/install-deps (Debian package prometheus)");
     assert!(
@@ -326,10 +324,10 @@ fn the_shipped_alert_rules_and_scrape_config_pass_promtool() {
 
 #[test]
 fn every_alert_has_a_runbook_entry() {
-    let rules = std::fs::read_to_string(common::repo_path("deploy/prometheus/alerts.yml"))
+    let rules = std::fs::read_to_string(crate::common::repo_path("deploy/prometheus/alerts.yml"))
         .expect("alerts.yml");
     let runbook =
-        std::fs::read_to_string(common::repo_path("docs/operations.md")).expect("operations.md");
+        std::fs::read_to_string(crate::common::repo_path("docs/operations.md")).expect("operations.md");
     let alerts: Vec<&str> = rules
         .lines()
         .filter_map(|l| l.trim().strip_prefix("- alert: "))

@@ -2,9 +2,7 @@
 //! §8): protocol revisions, signed sessions, carrier errors on both sides of
 //! the nesting bound, body limits, authentication, health and readiness.
 
-mod common;
-
-use common::{ACME_AUDIT, ACME_OPS, Mcp, TestEnv, assert_shape, nested, valid_program};
+use crate::common::{ACME_AUDIT, ACME_OPS, Mcp, TestEnv, assert_shape, nested, valid_program};
 use serde_json::{Value, json};
 
 const EXT: &str = "io.github.jafarsa0/pilotage";

@@ -2,9 +2,7 @@
 //! edited rule file is served within seconds with no failed request during the
 //! swap; a broken edit keeps the previous table in service.
 
-mod common;
-
-use common::{Engine, Mcp, TestEnv, repo_path};
+use crate::common::{Engine, Mcp, TestEnv, repo_path};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -113,7 +111,7 @@ async fn an_edited_rule_is_served_under_load_without_a_failed_request() {
         Engine::spawn(&[]),
         dir.join("deploy/gateway.toml").to_str().unwrap(),
         // This load is far above the demo's anonymous budget; the limits
-        // have tests of their own (tests/limits.rs).
+        // have tests of their own (tests/operations/limits.rs).
         |c| c.limits.anonymous = Default::default(),
     )
     .await;

@@ -9,16 +9,14 @@
 //! through the HTTP endpoint. The cluster (three masters, one replica each)
 //! and the engine are started by the tests on loopback; every loop is bounded.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::redis_cluster::{ClusterAdmin, Master, RedisCluster};
-use common::{ACME_OPS, Engine, Mcp, TestEnv, write_program};
+use crate::common::redis_cluster::{ClusterAdmin, Master, RedisCluster};
+use crate::common::{ACME_OPS, Engine, Mcp, TestEnv, write_program};
 use pilotage_gateway::store::{self, IdempotencyClaim, Store, StoreError};
 use serde_json::{Value, json};
 

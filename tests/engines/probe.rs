@@ -2,9 +2,7 @@
 //! the shipped mappings pass, and a deliberately wrong mapping of each kind
 //! fails (exit 1) with the key to fix named in the report.
 
-mod common;
-
-use common::{Engine, repo_path};
+use crate::common::{Engine, repo_path};
 use std::path::PathBuf;
 use std::process::Command;
 

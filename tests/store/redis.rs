@@ -10,10 +10,8 @@
 //! several gateway instances sharing one Redis, corrupt data, and a Redis that
 //! is down or frozen (operations must fail as `Unavailable`, never hang).
 
-mod common;
-
-use common::ports::free_port;
-use common::redis_server::RedisServer;
+use crate::common::ports::free_port;
+use crate::common::redis_server::RedisServer;
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -475,7 +473,7 @@ async fn corrupt_values_are_reported_as_corrupt() {
 mod cluster {
     use std::sync::Arc;
 
-    use super::common::redis_cluster::RedisCluster;
+    use crate::common::redis_cluster::RedisCluster;
     use pilotage_gateway::store::{self, Store};
 
     pub async fn setup() -> (Arc<dyn Store>, RedisCluster) {
@@ -500,7 +498,7 @@ mod cluster {
 /// replica without being rebuilt, and what was replicated before is there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sentinel_failover_is_followed_without_restart() {
-    use common::redis_sentinel::{MASTER_NAME, SentinelGroup};
+    use crate::common::redis_sentinel::{MASTER_NAME, SentinelGroup};
     let mut group = tokio::task::spawn_blocking(SentinelGroup::start)
         .await
         .expect("start the sentinel group");

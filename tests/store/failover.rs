@@ -7,13 +7,11 @@
 //! failover time and what the gateway answered meanwhile are measured and
 //! printed (`--nocapture`), not asserted.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use common::redis_cluster::RedisCluster;
-use common::{ACME_OPS, Engine, Mcp, TestEnv, write_program};
+use crate::common::redis_cluster::RedisCluster;
+use crate::common::{ACME_OPS, Engine, Mcp, TestEnv, write_program};
 use serde_json::json;
 
 /// Keys sent concurrently per round.

@@ -11,12 +11,9 @@
 //! tests fail, not skip, without it. Waits are bounded (a process that never
 //! gets ready fails the test with its log); no assertion depends on timing.
 
-#[path = "common/mod.rs"]
-mod common;
-
-use common::ports::free_port;
-use common::redis_server::RedisServer;
-use common::{ACME_OPS, Engine, Mcp, repo_path, write_program};
+use crate::common::ports::free_port;
+use crate::common::redis_server::RedisServer;
+use crate::common::{ACME_OPS, Engine, Mcp, repo_path, write_program};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -356,7 +353,7 @@ async fn stored_run_survives_restart_of_all_gateways() {
     let c = Mcp::new(&cluster.gateways[2].mcp_url(), Some(ACME_OPS));
     let again = c.call("trace_workflow", json!({"run_id": run_id})).await;
     assert_eq!(again.structured, executed.structured);
-    let other = Mcp::new(&cluster.gateways[2].mcp_url(), Some(common::ACME_AUDIT));
+    let other = Mcp::new(&cluster.gateways[2].mcp_url(), Some(crate::common::ACME_AUDIT));
     let hidden = other
         .call("trace_workflow", json!({"run_id": run_id}))
         .await;
@@ -386,7 +383,7 @@ async fn session_from_one_instance_works_on_all_and_delete_ends_it_everywhere() 
     let stored = on_b
         .call(
             "run_workflow",
-            json!({"workflow": common::valid_program(), "mode": "immediate",
+            json!({"workflow": crate::common::valid_program(), "mode": "immediate",
                 "input": {"id": "cus_1"}, "store": true}),
         )
         .await;
@@ -465,7 +462,7 @@ async fn redis_down_before_execution_refuses_without_running() {
             "{}",
             answer.structured
         );
-        common::assert_shape(&answer.structured, "RequestError");
+        crate::common::assert_shape(&answer.structured, "RequestError");
     }
     assert_eq!(
         cluster.runs("acme").await,

@@ -3,9 +3,7 @@
 //! endpoint, the program walker with its bounds, and the classifier with
 //! the shipped rule file.
 
-mod common;
-
-use common::TestEnv;
+use crate::common::TestEnv;
 use pilotage_gateway::classify::{ClassifyContext, EngineProblem, RuleTable, Severity};
 use pilotage_gateway::config::language::Bounds;
 use pilotage_gateway::guides::GuideSet;
@@ -97,10 +95,10 @@ proptest! {
 fn rules() -> &'static (RuleTable, std::collections::BTreeSet<String>) {
     static RULES: OnceLock<(RuleTable, std::collections::BTreeSet<String>)> = OnceLock::new();
     RULES.get_or_init(|| {
-        let guides = GuideSet::load(&common::repo_path("guides/workflow-v1"), "workflow/v1", "")
+        let guides = GuideSet::load(&crate::common::repo_path("guides/workflow-v1"), "workflow/v1", "")
             .expect("guides load");
         let codes = guides.diagnostic_codes();
-        let table = RuleTable::load(&common::repo_path("classifiers/workflow-v1.toml"), &codes)
+        let table = RuleTable::load(&crate::common::repo_path("classifiers/workflow-v1.toml"), &codes)
             .expect("rules load");
         (table, codes)
     })
@@ -220,7 +218,7 @@ fn the_endpoint_answers_every_body_the_json_rpc_way() {
         .build()
         .expect("runtime");
     let env = rt.block_on(TestEnv::start());
-    let client = env.client(common::ACME_OPS);
+    let client = env.client(crate::common::ACME_OPS);
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases: 128,
         ..ProptestConfig::default()

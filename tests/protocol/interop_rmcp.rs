@@ -13,9 +13,7 @@
 //! A failure names the SDK, the revision and the step. The TypeScript and
 //! Python SDK clients run the same loop in `scripts/interop`.
 
-mod common;
-
-use common::{LANG, TestEnv, assert_shape};
+use crate::common::{LANG, TestEnv, assert_shape};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
     ProtocolVersion, Tool,
@@ -119,7 +117,7 @@ async fn connect(
         // An API key principal: the fetch door needs a principal that outlives
         // one request, and 2026-07-28 has no sessions.
         StreamableHttpClientTransportConfig::with_uri(url.to_string())
-            .auth_header(common::ACME_OPS),
+            .auth_header(crate::common::ACME_OPS),
     );
     let started = if revision.has_initialize() {
         config.serve(transport).await

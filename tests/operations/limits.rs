@@ -1,9 +1,7 @@
 //! Per-principal limits through the real endpoint: a spent tool-call budget
 //! and a full run cap are Pilotage request errors that say when to retry.
 
-mod common;
-
-use common::{ACME_OPS, TestEnv, valid_program};
+use crate::common::{ACME_OPS, TestEnv, valid_program};
 use pilotage_gateway::config::limits::{KeyLimit, Limit};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -102,7 +100,7 @@ async fn a_key_at_its_run_cap_is_refused_until_a_run_finishes() {
             .contains("1 runs in progress")
     );
     // Another key is not affected.
-    let audit = env.client(common::ACME_AUDIT);
+    let audit = env.client(crate::common::ACME_AUDIT);
     let other = audit.call("run_workflow", args.clone()).await;
     assert_eq!(
         other.structured["outcome"]["status"], "success",
@@ -128,7 +126,7 @@ async fn a_key_at_its_run_cap_is_refused_until_a_run_finishes() {
 
 #[test]
 fn limits_are_validated_at_start_naming_the_key_and_the_fix() {
-    let path = common::repo_path("tests/configs/conformance.toml");
+    let path = crate::common::repo_path("tests/configs/conformance.toml");
     let text = std::fs::read_to_string(&path).unwrap().replace(
         "[limits.anonymous]\n",
         "[limits.anonymous]\nrequests_per_second = 0\n\n[[limits.key]]\nname = \"nobody\"\nconcurrent_runs = 0\n",

@@ -4,9 +4,7 @@
 //! the client reading a dialect with HTTP 422 rejections, JSON in strings and
 //! capitalised values.
 
-mod common;
-
-use common::{ACME_OPS, Engine, TestEnv, apply_dialect, repo_path, write_program};
+use crate::common::{ACME_OPS, Engine, TestEnv, apply_dialect, repo_path, write_program};
 use pilotage_gateway::classify::{ClassifyContext, EngineProblem, RuleTable, Severity};
 use pilotage_gateway::config::Config;
 use pilotage_gateway::engines::RunState;

@@ -6,9 +6,7 @@
 //! Requests go through a bare HTTP/1.1 client, so each header is exactly the
 //! one under test (no client default `Accept` or `Content-Type`).
 
-mod common;
-
-use common::TestEnv;
+use crate::common::TestEnv;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use serde_json::{Value, json};

@@ -8,9 +8,7 @@
 //! `auth.anonymous_*` policy. The first two run against the
 //! conformance configuration as shipped, so also behind the load balancer.
 
-mod common;
-
-use common::{ACME_OPS, TestEnv, valid_program, write_program};
+use crate::common::{ACME_OPS, TestEnv, valid_program, write_program};
 use serde_json::{Value, json};
 
 const READER: &str = "acme-reader-key";
@@ -128,7 +126,7 @@ async fn a_write_ceiling_refuses_a_destructive_program_that_runs_for_an_uncapped
 async fn a_forbidden_hint_refuses_mail_but_not_a_delete() {
     use pilotage_gateway::config::ApiKeyConfig;
     use sha2::{Digest, Sha256};
-    let engine = common::dialect_engine();
+    let engine = crate::common::dialect_engine();
     let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |c| {
         c.auth.keys.push(ApiKeyConfig {
             name: "no-mail".into(),
@@ -175,7 +173,7 @@ async fn a_forbidden_hint_refuses_mail_but_not_a_delete() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn anonymous_callers_get_the_configured_policy() {
-    let engine = common::dialect_engine();
+    let engine = crate::common::dialect_engine();
     let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |c| {
         c.auth.anonymous_permissions =
             Some(vec!["learn".into(), "validate".into(), "execute".into()]);

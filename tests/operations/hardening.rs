@@ -4,10 +4,9 @@
 //! in the embedded store, the first request after a Redis restart, and store
 //! failures named as the store's. Redis is a `redis-server` each test owns.
 
-mod common;
-
-use common::redis_server::RedisServer;
-use common::{ACME_OPS, Mcp, TestEnv};
+use crate::common::answers::error_kind;
+use crate::common::redis_server::RedisServer;
+use crate::common::{ACME_OPS, Mcp, TestEnv};
 use pilotage_gateway::config::Config;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -17,7 +16,7 @@ const CONFIG: &str = "tests/configs/conformance.toml";
 /// A gateway of this process in front of a fresh engine, always (never an
 /// external deployment: these tests change the configuration and own Redis).
 async fn gateway(tweak: impl FnOnce(&mut Config)) -> TestEnv {
-    let engine = common::dialect_engine();
+    let engine = crate::common::dialect_engine();
     TestEnv::in_front_of(engine, CONFIG, tweak).await
 }
 
@@ -52,11 +51,7 @@ async fn invoices(env: &TestEnv) -> usize {
         .unwrap_or_else(|| panic!("no invoice count in {state}"))
 }
 
-fn error_kind(r: &common::CallResult) -> &str {
-    r.structured["error"]["kind"].as_str().unwrap_or("")
-}
-
-fn error_message(r: &common::CallResult) -> String {
+fn error_message(r: &crate::common::CallResult) -> String {
     r.structured["error"]["message"]
         .as_str()
         .unwrap_or("")

@@ -3,9 +3,7 @@
 //! The second engine speaks another dialect than the first, so a request
 //! sent to the wrong one would not even be understood.
 
-mod common;
-
-use common::{ACME_OPS, Engine, LANG, STAGING, TestEnv, dialect, repo_path, write_program};
+use crate::common::{ACME_OPS, Engine, LANG, STAGING, TestEnv, dialect, repo_path, write_program};
 use pilotage_gateway::config::Config;
 use serde_json::{Value, json};
 
@@ -22,7 +20,7 @@ fn other_dialect() -> &'static str {
 async fn two_engines() -> (TestEnv, Engine) {
     let other = other_dialect();
     let second = Engine::spawn(&["--dialect", other]);
-    let first = common::dialect_engine();
+    let first = crate::common::dialect_engine();
     let path = repo_path(&format!("deploy/gateway.dialect-{other}.toml"));
     let text = std::fs::read_to_string(&path).expect("read the second dialect's config");
     let other_cfg = Config::parse(&text, &path).expect("parse the second dialect's config");
@@ -44,7 +42,7 @@ async fn two_engines() -> (TestEnv, Engine) {
 }
 
 /// Every catalog id a language lists, page by page (bounded).
-async fn catalog_ids(c: &common::Mcp, language: &str) -> Vec<String> {
+async fn catalog_ids(c: &crate::common::Mcp, language: &str) -> Vec<String> {
     let mut ids = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..100 {

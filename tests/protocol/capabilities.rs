@@ -2,9 +2,7 @@
 //! makes the gateway stop declaring it and refuse its use the way the
 //! specification says (Part II §4.3, §6.4; Part III §4).
 
-mod common;
-
-use common::{TestEnv, valid_program};
+use crate::common::{TestEnv, valid_program};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,9 +2,7 @@
 //! for the shipped rule files and fails, naming the rule, on a broken example;
 //! `classify` explains one message; `check-config` names file, key and fix.
 
-mod common;
-
-use common::repo_path;
+use crate::common::repo_path;
 use std::process::Command;
 
 fn gateway(args: &[&str]) -> (bool, String) {

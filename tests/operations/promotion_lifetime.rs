@@ -2,9 +2,7 @@
 //! the real endpoint: found in the catalog and runnable by `program_ref`
 //! right after a `deploy` execution, gone once the lifetime has passed.
 
-mod common;
-
-use common::{ACME_OPS, TestEnv, write_program};
+use crate::common::{ACME_OPS, TestEnv, write_program};
 use serde_json::json;
 use std::time::Duration;
 
@@ -61,7 +59,7 @@ async fn a_promoted_program_expires_after_the_promotion_lifetime() {
 
 #[test]
 fn a_promotion_lifetime_that_is_not_a_positive_duration_is_refused() {
-    let path = common::repo_path("tests/configs/conformance.toml");
+    let path = crate::common::repo_path("tests/configs/conformance.toml");
     let text = std::fs::read_to_string(&path).expect("read config");
     for bad in ["PT0S", "forever", "PT1H1H"] {
         let mut cfg = pilotage_gateway::config::Config::parse(&text, &path).expect("parse");

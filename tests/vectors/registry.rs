@@ -2,9 +2,7 @@
 //! name in `tests/vectors/` and a row in `docs/conformance.md`; nothing is
 //! skipped or ignored.
 
-mod common;
-
-use common::repo_path;
+use crate::common::repo_path;
 use serde_json::Value;
 
 #[test]
@@ -22,9 +20,7 @@ fn every_server_vector_has_a_test_and_a_documented_row() {
     };
     let vectors: Value = serde_json::from_str(&text).expect("vectors.json parses");
     let mut sources = String::new();
-    for entry in std::fs::read_dir(repo_path("tests/vectors")).expect("tests/vectors") {
-        sources.push_str(&std::fs::read_to_string(entry.expect("entry").path()).expect("read"));
-    }
+    read_sources(&repo_path("tests/vectors"), 2, &mut sources);
     let doc = std::fs::read_to_string(repo_path("docs/conformance.md")).expect("conformance.md");
     let mut server = 0;
     for v in vectors["vectors"].as_array().expect("vectors") {
@@ -49,4 +45,18 @@ fn every_server_vector_has_a_test_and_a_documented_row() {
         !sources.contains(ignore_attribute),
         "no vector test is ignored"
     );
+}
+
+/// Every file's text under `dir`, down to `depth` folders (one per language).
+fn read_sources(dir: &std::path::Path, depth: usize, out: &mut String) {
+    for entry in std::fs::read_dir(dir).expect("tests/vectors") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            if depth > 0 {
+                read_sources(&path, depth - 1, out);
+            }
+        } else {
+            out.push_str(&std::fs::read_to_string(&path).expect("read"));
+        }
+    }
 }

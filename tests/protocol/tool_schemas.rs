@@ -4,9 +4,7 @@
 //! runnable, open `additionalProperties`), so a wrong JSON type is a
 //! structural `-32602` while every value fault stays with Pilotage.
 
-mod common;
-
-use common::{TestEnv, valid_program};
+use crate::common::{TestEnv, valid_program};
 use serde_json::{Value, json};
 
 fn tool<'a>(tools: &'a [Value], name: &str) -> &'a Value {

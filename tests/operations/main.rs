@@ -1,6 +1,7 @@
 //! The gateway as an operator runs it: the commands, logs and metrics, live
 //! reload, per-principal limits, key permissions and ceilings, promotion
-//! lifetimes, and the hardening regressions.
+//! lifetimes, the hardening regressions, and the README's Layout against the
+//! tree.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -12,4 +13,5 @@ mod metrics;
 mod operability;
 mod policies;
 mod promotion_lifetime;
+mod readme_layout;
 mod reload;

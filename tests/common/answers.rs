@@ -39,6 +39,11 @@ pub async fn anonymous_session(env: &TestEnv) -> Mcp {
 /// The request-error kind of an `isError` result.
 pub fn error_kind(r: &CallResult) -> &str {
     assert!(r.is_error, "expected a request error, got {}", r.structured);
+    kind_of(r)
+}
+
+/// The request-error kind of a result, empty when it is not one.
+pub fn kind_of(r: &CallResult) -> &str {
     r.structured["error"]["kind"].as_str().unwrap_or("")
 }
 

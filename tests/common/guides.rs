@@ -7,7 +7,10 @@ use serde_json::json;
 /// The body of the guide `id` of `language`.
 pub async fn guide_body(c: &Mcp, language: &str, id: &str) -> String {
     let g = c
-        .call("pilotage_get_guide", json!({"language": language, "id": id}))
+        .call(
+            "pilotage_get_guide",
+            json!({"language": language, "id": id}),
+        )
         .await;
     g.structured["guide"]["body"]
         .as_str()

@@ -95,11 +95,18 @@ proptest! {
 fn rules() -> &'static (RuleTable, std::collections::BTreeSet<String>) {
     static RULES: OnceLock<(RuleTable, std::collections::BTreeSet<String>)> = OnceLock::new();
     RULES.get_or_init(|| {
-        let guides = GuideSet::load(&crate::common::repo_path("guides/workflow-v1"), "workflow/v1", "")
-            .expect("guides load");
+        let guides = GuideSet::load(
+            &crate::common::repo_path("guides/workflow-v1"),
+            "workflow/v1",
+            "",
+        )
+        .expect("guides load");
         let codes = guides.diagnostic_codes();
-        let table = RuleTable::load(&crate::common::repo_path("classifiers/workflow-v1.toml"), &codes)
-            .expect("rules load");
+        let table = RuleTable::load(
+            &crate::common::repo_path("classifiers/workflow-v1.toml"),
+            &codes,
+        )
+        .expect("rules load");
         (table, codes)
     })
 }

@@ -216,9 +216,7 @@ pub async fn every_guide_example_validates_and_executes<L: LoopLanguage>() {
     for ex in examples {
         let name = format!("{} example #{}", ex.guide_id, ex.index);
         lang.check_example_program(&name, &ex.workflow);
-        let v = c
-            .call(L::VALIDATE, json!({"workflow": ex.workflow}))
-            .await;
+        let v = c.call(L::VALIDATE, json!({"workflow": ex.workflow})).await;
         assert_eq!(
             v.structured["valid"], true,
             "{name} does not validate: {}",

@@ -4,7 +4,7 @@
 //! in the embedded store, the first request after a Redis restart, and store
 //! failures named as the store's. Redis is a `redis-server` each test owns.
 
-use crate::common::answers::error_kind;
+use crate::common::answers::kind_of as error_kind;
 use crate::common::redis_server::RedisServer;
 use crate::common::{ACME_OPS, Mcp, TestEnv};
 use pilotage_gateway::config::Config;

@@ -326,8 +326,8 @@ fn the_shipped_alert_rules_and_scrape_config_pass_promtool() {
 fn every_alert_has_a_runbook_entry() {
     let rules = std::fs::read_to_string(crate::common::repo_path("deploy/prometheus/alerts.yml"))
         .expect("alerts.yml");
-    let runbook =
-        std::fs::read_to_string(crate::common::repo_path("docs/operations.md")).expect("operations.md");
+    let runbook = std::fs::read_to_string(crate::common::repo_path("docs/operations.md"))
+        .expect("operations.md");
     let alerts: Vec<&str> = rules
         .lines()
         .filter_map(|l| l.trim().strip_prefix("- alert: "))

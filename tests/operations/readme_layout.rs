@@ -28,7 +28,10 @@ fn every_path_the_readme_layout_names_exists() {
         .iter()
         .filter(|p| !repo_path(p.trim_end_matches('/')).exists())
         .collect();
-    assert!(missing.is_empty(), "README Layout names missing paths: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "README Layout names missing paths: {missing:?}"
+    );
 }
 
 #[test]

@@ -353,7 +353,10 @@ async fn stored_run_survives_restart_of_all_gateways() {
     let c = Mcp::new(&cluster.gateways[2].mcp_url(), Some(ACME_OPS));
     let again = c.call("trace_workflow", json!({"run_id": run_id})).await;
     assert_eq!(again.structured, executed.structured);
-    let other = Mcp::new(&cluster.gateways[2].mcp_url(), Some(crate::common::ACME_AUDIT));
+    let other = Mcp::new(
+        &cluster.gateways[2].mcp_url(),
+        Some(crate::common::ACME_AUDIT),
+    );
     let hidden = other
         .call("trace_workflow", json!({"run_id": run_id}))
         .await;

@@ -109,3 +109,24 @@ pub fn assert_corresponds(plan: &Value, trace: &Value, complete: bool) {
         assert!(seen.insert(*id), "trace entry {id} appears twice");
     }
 }
+
+/// The names `tools/list` shows the caller.
+pub async fn tool_names(c: &Mcp) -> Vec<String> {
+    c.list_tools()
+        .await
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The entries of a guide index that carry `topic`.
+pub fn with_topic<'a>(guides: &'a [Value], topic: &str) -> Vec<&'a Value> {
+    guides
+        .iter()
+        .filter(|g| {
+            g["topics"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|x| x == topic))
+        })
+        .collect()
+}

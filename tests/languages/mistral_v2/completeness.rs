@@ -5,9 +5,9 @@
 //! reached. The diagnostic codes are the shared suite's.
 
 use super::{doc, noop};
+use crate::common::Mcp;
 use crate::common::guides::guide_body;
 use crate::common::mistral::{self as common_mistral, EXECUTE, MISTRAL, MistralEnv, run};
-use crate::common::Mcp;
 use serde_json::{Value, json};
 
 async fn closed_sets_body(c: &Mcp) -> String {

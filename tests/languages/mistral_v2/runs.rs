@@ -7,8 +7,7 @@
 
 use crate::common::answers::codes;
 use crate::common::mistral::{
-    self, EXECUTE, MISTRAL, MistralEnv, TRACE, VALIDATE, echo_program, greet_program, run,
-    validate,
+    self, EXECUTE, MISTRAL, MistralEnv, TRACE, VALIDATE, echo_program, greet_program, run, validate,
 };
 use crate::common::{ACME_OPS, LANG, write_program};
 use serde_json::{Value, json};

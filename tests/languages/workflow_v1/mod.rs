@@ -100,7 +100,8 @@ impl LoopLanguage for WorkflowV1 {
     /// (code, rejected program, accepted program) for every code validate emits.
     fn program_cases(&self) -> Vec<(&'static str, Value, Value)> {
         let echo = |v: Value| step("e", "util.echo", json!({"value": v}));
-        let with_output = |steps: Value| json!({"steps": steps, "output": {"v": "$.steps.e.output"}});
+        let with_output =
+            |steps: Value| json!({"steps": steps, "output": {"v": "$.steps.e.output"}});
         vec![
             (
                 "unknown_capability",

@@ -1,7 +1,7 @@
 //! Discovery vectors (Part II §6.1, Part III §3).
 
 use crate::common::{TestEnv, assert_shape};
-use crate::support::session;
+use crate::support::{session, tool_names};
 use serde_json::json;
 
 const EXT: &str = "io.github.jafarsa0/pilotage";
@@ -15,12 +15,7 @@ async fn pil_discover_manifest_g() {
     assert_shape(&m.structured, "Manifest");
     let langs = m.structured["languages"].as_array().expect("languages");
     assert!(!langs.is_empty());
-    let tools: Vec<String> = c
-        .list_tools()
-        .await
-        .iter()
-        .filter_map(|t| t["name"].as_str().map(str::to_string))
-        .collect();
+    let tools = tool_names(&c).await;
     for lang in langs {
         let caps = &lang["capabilities"];
         let lp = &lang["loop"];

@@ -1,7 +1,7 @@
 //! Learn vectors (Part II §6.2, Part III §4.1).
 
 use crate::common::{LANG, STAGING, assert_shape};
-use crate::support::{error_kind, session};
+use crate::support::{error_kind, session, with_topic};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -17,16 +17,7 @@ async fn pil_learn_index_g() {
         "index carries no body"
     );
     assert!(guides.iter().any(|g| g["level"] == "core"));
-    let closed: Vec<_> = guides
-        .iter()
-        .filter(|g| {
-            g["topics"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|t| t == "closed-sets")
-        })
-        .collect();
+    let closed = with_topic(guides, "closed-sets");
     assert_eq!(closed.len(), 1);
     assert_eq!(closed[0]["level"], "reference");
     let core = guides.iter().find(|g| g["level"] == "core").unwrap();

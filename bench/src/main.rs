@@ -17,8 +17,8 @@
 //! generated section of `docs/performance.md` (the markdown tables; the raw
 //! results go to a JSON file outside the repository). The capacity row
 //! measures the inputs of the capacity model (CPU, Redis commands and bytes
-//! per request, Redis memory per retained run) into `docs/scaling.md`. Speed is only ever reported, never
-//! asserted.
+//! per request, Redis memory per retained run) into `docs/scaling.md`.
+//! Speed is only ever reported, never asserted.
 
 mod amplification;
 mod capacity;

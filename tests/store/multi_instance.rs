@@ -231,19 +231,11 @@ async fn bounded<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T 
 }
 
 fn unique(prefix: &str) -> String {
-    format!("{prefix}-{:032x}", rand_u128())
-}
-
-fn rand_u128() -> u128 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    (u128::from(h.finish()) << 64) | u128::from(std::process::id())
+    format!(
+        "{prefix}-{:016x}{:08x}",
+        crate::common::ports::rand_suffix(),
+        std::process::id()
+    )
 }
 
 fn request_error_kind(structured: &Value) -> &str {

@@ -14,11 +14,11 @@
 //!
 //! It prints requests/s, p50/p99 latency and the gateway/baseline ratio per
 //! row, reads the gateway's resident memory from `/proc`, and rewrites the
-//! generated section of `docs/performance.md` (markdown tables plus the raw
-//! results as JSON). The capacity row measures the inputs of the capacity
-//! model (CPU, Redis commands and bytes per request, Redis memory per
-//! retained run) into `docs/scaling.md`. Speed is only ever reported, never
-//! asserted.
+//! generated section of `docs/performance.md` (the markdown tables; the raw
+//! results go to a JSON file outside the repository). The capacity row
+//! measures the inputs of the capacity model (CPU, Redis commands and bytes
+//! per request, Redis memory per retained run) into `docs/scaling.md`.
+//! Speed is only ever reported, never asserted.
 
 mod amplification;
 mod capacity;

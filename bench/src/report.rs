@@ -455,11 +455,8 @@ impl Report {
                 r.cpu_ratio.map_or("–".to_string(), |v| format!("{v:.2}"))
             );
         }
-        let json = serde_json::to_string_pretty(self).unwrap_or_default();
-        let _ = writeln!(
-            md,
-            "\n<details><summary>Raw results (JSON)</summary>\n\n```json\n{json}\n```\n\n</details>"
-        );
+        // The raw results go to the JSON file (`--json`), never into the
+        // document: the document keeps the tables.
         let _ = writeln!(md, "{END}");
         md
     }

@@ -271,18 +271,6 @@ pub async fn run(c: &super::Mcp, program: &str, extra: Value) -> super::CallResu
     c.call(EXECUTE, args).await
 }
 
-/// Diagnostic codes of an answer.
-pub fn codes(r: &Value) -> Vec<String> {
-    r["diagnostics"]
-        .as_array()
-        .map(|d| {
-            d.iter()
-                .filter_map(|x| x["code"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// A one-task program that echoes `text`.
 pub fn echo_program(name: &str, text: &str) -> String {
     format!(

@@ -12,6 +12,8 @@
 
 #![allow(dead_code)]
 
+pub mod answers;
+pub mod guides;
 pub mod mistral;
 pub mod ports;
 pub mod redis_cluster;
@@ -126,15 +128,7 @@ impl Engine {
 
     /// The world digest of a tenant: changes iff a side effect happened.
     pub async fn digest(&self, tenant: &str) -> String {
-        let v: Value = self
-            .http
-            .get(format!("{}/admin/state?tenant={tenant}", self.url))
-            .send()
-            .await
-            .expect("admin state")
-            .json()
-            .await
-            .expect("admin state json");
+        let v = self.state(tenant).await;
         v["digest"].as_str().expect("digest").to_string()
     }
 

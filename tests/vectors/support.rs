@@ -1,84 +1,10 @@
 //! Shared assertions of the vector tests.
 
-use crate::common::{CallResult, LANG, Mcp, TestEnv};
+use crate::common::{CallResult, LANG, Mcp};
 use serde_json::{Value, json};
 
-/// A started env with an initialized anonymous session.
-pub async fn session() -> (TestEnv, Mcp) {
-    let env = TestEnv::start().await;
-    let mut c = env.anonymous();
-    c.initialize().await;
-    (env, c)
-}
-
-/// The request-error kind of an `isError` result.
-pub fn error_kind(r: &CallResult) -> &str {
-    assert!(r.is_error, "expected a request error, got {}", r.structured);
-    r.structured["error"]["kind"].as_str().unwrap_or("")
-}
-
-/// Outcome status of an execute answer (never a request error).
-pub fn status(r: &CallResult) -> &str {
-    assert!(
-        !r.is_error,
-        "expected an outcome, got request error {}",
-        r.structured
-    );
-    r.structured["outcome"]["status"].as_str().unwrap_or("")
-}
-
-/// Diagnostic codes of a validate or refused-execute answer.
-pub fn codes(r: &CallResult) -> Vec<String> {
-    r.structured["diagnostics"]
-        .as_array()
-        .map(|d| {
-            d.iter()
-                .filter_map(|x| x["code"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The closed diagnostic-code set, read from the closed-sets guide the
-/// server itself publishes.
-pub async fn closed_codes(c: &Mcp, language: &str) -> Vec<String> {
-    let index = c
-        .call("pilotage_get_guide", json!({"language": language}))
-        .await;
-    let id = index.structured["guides"]
-        .as_array()
-        .and_then(|g| {
-            g.iter().find(|g| {
-                g["topics"]
-                    .as_array()
-                    .is_some_and(|t| t.iter().any(|x| x == "closed-sets"))
-            })
-        })
-        .and_then(|g| g["id"].as_str())
-        .expect("closed-sets guide")
-        .to_string();
-    let guide = c
-        .call(
-            "pilotage_get_guide",
-            json!({"language": language, "id": id}),
-        )
-        .await;
-    let body = guide.structured["guide"]["body"]
-        .as_str()
-        .expect("body")
-        .to_string();
-    let section = body
-        .split("## Diagnostic codes")
-        .nth(1)
-        .expect("codes section");
-    let section = section.split("\n## ").next().unwrap_or(section);
-    section
-        .lines()
-        .filter_map(|l| l.strip_prefix("| `"))
-        .filter_map(|l| l.split('`').next())
-        .map(str::to_string)
-        .collect()
-}
+pub use crate::common::answers::{codes, error_kind, session, status};
+pub use crate::common::guides::closed_codes;
 
 /// validate → the answer.
 pub async fn validate(c: &Mcp, program: Value) -> CallResult {
@@ -182,4 +108,25 @@ pub fn assert_corresponds(plan: &Value, trace: &Value, complete: bool) {
     for id in &ids {
         assert!(seen.insert(*id), "trace entry {id} appears twice");
     }
+}
+
+/// The names `tools/list` shows the caller.
+pub async fn tool_names(c: &Mcp) -> Vec<String> {
+    c.list_tools()
+        .await
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The entries of a guide index that carry `topic`.
+pub fn with_topic<'a>(guides: &'a [Value], topic: &str) -> Vec<&'a Value> {
+    guides
+        .iter()
+        .filter(|g| {
+            g["topics"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|x| x == topic))
+        })
+        .collect()
 }

@@ -1,0 +1,12 @@
+//! The engine adapters: the transport promises of the engine client, the
+//! REST mapping through the real engine, the Mistral adapter against a real
+//! Mistral, several named engines on one gateway, and the mapping probe.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod client;
+mod mapping;
+mod mistral;
+mod named;
+mod probe;

@@ -1,0 +1,101 @@
+//! The official conformance vectors bound to `mistral/v2` programs: one test
+//! per vector that applies to the language's declared capabilities, each
+//! through the HTTP endpoint of a gateway in front of the real Mistral. The
+//! vectors that do not apply, and why, are listed in `docs/conformance.md`
+//! ("mistral/v2").
+
+use crate::common::answers::{codes, error_kind, status};
+use crate::common::guides::closed_codes;
+use crate::common::mistral::{
+    EXECUTE, MISTRAL, Mistral, MistralEnv, TRACE, VALIDATE, echo_program, greet_program, run,
+    validate,
+};
+use crate::common::{Mcp, assert_shape, ports::free_port};
+use crate::support::{tool_names, with_topic};
+use serde_json::{Value, json};
+
+mod catalog;
+mod discover;
+mod execute;
+mod trace;
+mod validate;
+
+/// A valid program whose second task fails: `partial`.
+const SECOND_FAILS: &str = "version: '2.0'
+second_fails:
+  tasks:
+    write:
+      action: std.echo output='written'
+      on-success:
+        - boom
+    boom:
+      action: std.fail error_data='card declined'
+";
+
+/// Conditional transitions: `big` or `small` runs, never both.
+const ROUTE: &str = "version: '2.0'
+route:
+  input:
+    - amount
+  output:
+    route: <% $.route %>
+  tasks:
+    check:
+      action: std.echo output=<% $.amount %>
+      publish:
+        size: <% task().result %>
+      on-success:
+        - big: <% $.size > 100 %>
+        - small: <% $.size <= 100 %>
+    big:
+      action: std.echo output='review'
+      publish:
+        route: <% task().result %>
+    small:
+      action: std.echo output='auto'
+      publish:
+        route: <% task().result %>
+";
+
+/// with-items over an empty list: zero iterations.
+const NO_ITEMS: &str = "version: '2.0'
+no_items:
+  input:
+    - names: []
+  tasks:
+    each:
+      with-items: n in <% $.names %>
+      action: std.echo output=<% $.n %>
+";
+
+/// An ad-hoc action of one project: a catalog entry only that tenant sees.
+/// A non-empty `mark` adds an optional parameter of that default, which
+/// changes the entry's input schema.
+fn shout_action(mark: &str) -> String {
+    let extra = if mark.is_empty() {
+        String::new()
+    } else {
+        format!("    - mark: \"{mark}\"\n")
+    };
+    format!(
+        "version: '2.0'\nshout:\n  base: std.echo\n  base-input:\n    output: <% $.text %>\n  input:\n    - text\n{extra}"
+    )
+}
+
+async fn catalog(c: &Mcp, args: Value) -> crate::common::CallResult {
+    let mut args = args;
+    args["language"] = json!(MISTRAL);
+    c.call("pilotage_catalog", args).await
+}
+
+async fn catalog_version(c: &Mcp) -> String {
+    catalog(c, json!({"verb": "list"})).await.structured["catalog_version"]
+        .as_str()
+        .expect("catalog_version")
+        .to_string()
+}
+
+/// Everything Mistral shows of a project: its executions and workflows.
+async fn observable(m: &Mistral, project: &str) -> (Vec<Value>, Vec<Value>) {
+    (m.executions(project).await, m.workflows(project).await)
+}

@@ -318,7 +318,7 @@ fn no_accepted_setting_makes_a_request_panic_or_hang() {
         .enable_all()
         .build()
         .expect("runtime");
-    let engine = common::Engine::spawn(&[]);
+    let engine = crate::common::Engine::spawn(&[]);
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases: 12,
         ..ProptestConfig::default()
@@ -328,7 +328,7 @@ fn no_accepted_setting_makes_a_request_panic_or_hang() {
         let case = s.clone();
         rt.block_on(async move {
             let env = TestEnv::in_front_of(
-                common::Engine::external(url),
+                crate::common::Engine::external(url),
                 "tests/configs/conformance.toml",
                 |cfg| {
                     for lang in &mut cfg.languages {
@@ -346,8 +346,8 @@ fn no_accepted_setting_makes_a_request_panic_or_hang() {
                 },
             )
             .await;
-            let c = env.client(common::ACME_OPS);
-            let program = common::valid_program();
+            let c = env.client(crate::common::ACME_OPS);
+            let program = crate::common::valid_program();
             let calls = [
                 ("pilotage_manifest", json!({})),
                 ("pilotage_get_guide", json!({"language": "workflow/v1"})),

@@ -46,7 +46,7 @@ max_risk = "write"
 "#,
         a.url, b.url
     );
-    let engine = common::dialect_engine();
+    let engine = crate::common::dialect_engine();
     TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |c| {
         c.auth.anonymous = false;
         c.auth.oauth = Some(toml::from_str(&oauth).expect("oauth config"));
@@ -563,7 +563,7 @@ async fn a_validate_only_token_is_offered_no_execute_deploy_or_trace() {
         ]
     );
     let manifest = c.call("pilotage_manifest", json!({})).await.structured;
-    common::assert_shape(&manifest, "Manifest");
+    crate::common::assert_shape(&manifest, "Manifest");
     assert_eq!(
         init["_meta"]["io.github.jafarsa0/pilotage"]["manifest"], manifest,
         "initialize carries the same, filtered manifest"
@@ -624,7 +624,7 @@ async fn execute_without_deploy_is_immediate_only() {
     let scope = "pilotage:learn pilotage:validate pilotage:execute pilotage:trace";
     let c = s.client(&s.token_a("e", "acme", scope, json!({})));
     let manifest = c.call("pilotage_manifest", json!({})).await.structured;
-    common::assert_shape(&manifest, "Manifest");
+    crate::common::assert_shape(&manifest, "Manifest");
     assert_eq!(manifest["languages"][0]["execution"], "immediate");
     assert_eq!(manifest["languages"][0]["loop"]["trace"], "trace_workflow");
     let tools = c.list_tools().await;
@@ -701,7 +701,7 @@ async fn a_destructive_program_is_refused_above_the_ceiling_and_runs_for_one_all
         let w = c
             .call(
                 "run_workflow",
-                json!({"workflow": common::write_program("gold"), "mode": "immediate"}),
+                json!({"workflow": crate::common::write_program("gold"), "mode": "immediate"}),
             )
             .await
             .structured;

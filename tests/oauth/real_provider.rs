@@ -3,7 +3,7 @@
 //! the loop, and a JWT of typ `JWT` from the same issuer, audience and key
 //! refused unless the issuer is configured not to require `at+jwt`.
 
-use super::common::{self, Mcp, TestEnv, valid_program};
+use super::common::{Mcp, TestEnv, valid_program};
 use super::idp::{ALL_SCOPES, RESOURCE};
 use super::provider::{AGENT, PLAIN_JWT, Provider, header};
 use serde_json::{Value, json};
@@ -32,7 +32,7 @@ algorithms = ["{algorithm}"]
 "#
     );
     TestEnv::in_front_of(
-        common::dialect_engine(),
+        crate::common::dialect_engine(),
         "tests/configs/conformance.toml",
         |c| {
             c.auth.anonymous = false;

@@ -346,7 +346,7 @@ fn every_alert_has_a_runbook_entry() {
 /// run deadline (here a named engine's 120 s, past the 30 s default).
 #[tokio::test(flavor = "multi_thread")]
 async fn engine_calls_carry_the_engine_name_and_buckets_reach_the_longest_deadline() {
-    let second = common::Engine::spawn(&[]);
+    let second = crate::common::Engine::spawn(&[]);
     let second_url = second.url.clone();
     let env = TestEnv::with_config("tests/configs/conformance.toml", |cfg| {
         let mut engine = cfg.engine.clone();

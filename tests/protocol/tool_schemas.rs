@@ -149,7 +149,7 @@ async fn a_wrong_json_type_is_structural_and_a_wrong_value_is_pilotage() {
 
 /// Whether the server refused a call (a carrier error or `isError`), and
 /// what it said.
-async fn refusal(c: &common::Mcp, tool: &str, args: &Value) -> Option<String> {
+async fn refusal(c: &crate::common::Mcp, tool: &str, args: &Value) -> Option<String> {
     let r = c
         .rpc("tools/call", json!({"name": tool, "arguments": args}))
         .await;

@@ -8,7 +8,7 @@
 use super::step;
 use crate::common::answers::anonymous_session as session;
 use crate::common::guides::guide_body;
-use crate::common::{self, LANG, Mcp, TestEnv, valid_program};
+use crate::common::{LANG, Mcp, TestEnv, valid_program};
 use pilotage_gateway::pilotage::{RequestErrorKind, RunStatus, StepStatus};
 use serde_json::{Value, json};
 
@@ -45,7 +45,7 @@ async fn every_run_and_step_status_is_enumerated_and_reached_both_ways() {
         }
         args
     };
-    let status = |r: &common::CallResult| {
+    let status = |r: &crate::common::CallResult| {
         r.structured["outcome"]["status"]
             .as_str()
             .unwrap_or("")
@@ -151,7 +151,7 @@ async fn every_request_error_kind_is_enumerated_and_reached_both_ways() {
             k.as_str()
         );
     }
-    let kind = |r: &common::CallResult| {
+    let kind = |r: &crate::common::CallResult| {
         if r.is_error {
             r.structured["error"]["kind"]
                 .as_str()

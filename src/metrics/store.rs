@@ -35,7 +35,7 @@ impl MeteredStore {
             let error = match e {
                 StoreError::Unavailable(_) => "unavailable",
                 StoreError::Corrupt(_) => "corrupt",
-                StoreError::Full(_) => "full",
+                StoreError::Full { .. } => "full",
             };
             self.metrics
                 .store_errors

@@ -38,10 +38,16 @@ pub enum StoreError {
     /// The backend answered, but what it holds is not what this gateway wrote.
     #[error("store data corrupt: {0}")]
     Corrupt(String),
-    /// The embedded store's byte budget (the principal's or the whole
-    /// store's) has no room for a new record; nothing was evicted for it.
-    #[error("store budget full: {0}")]
-    Full(String),
+    /// No room for a new record: the embedded store's budget (after the
+    /// principal's own oldest plain runs made room), or a Redis at its
+    /// `maxmemory`. Nothing of anyone else was evicted for it.
+    #[error("store budget full: {detail}")]
+    Full {
+        detail: String,
+        /// When room is expected (the oldest record's expiry, or a short
+        /// pause for a Redis whose memory may free up).
+        retry_after_ms: u64,
+    },
 }
 
 impl StoreError {
@@ -50,7 +56,7 @@ impl StoreError {
         match self {
             StoreError::Unavailable(detail)
             | StoreError::Corrupt(detail)
-            | StoreError::Full(detail) => detail,
+            | StoreError::Full { detail, .. } => detail,
         }
     }
 }
@@ -179,10 +185,11 @@ pub trait Store: Send + Sync + 'static {
     fn backend(&self) -> &'static str;
     /// Cheap liveness check of the backend (readyz).
     async fn ping(&self) -> Result<(), StoreError>;
-    /// Whether `scope` may start something that will write records: the
-    /// embedded store refuses with [`StoreError::Full`] when the principal's
-    /// (or the store's) budget has no room, so the refusal comes before
-    /// execution. Redis has no per-principal budget: always `Ok`.
+    /// Whether `scope` may start something that will write records, so a
+    /// refusal comes before execution: the embedded store first makes room
+    /// from the principal's own oldest plain runs, and refuses with
+    /// [`StoreError::Full`] only when that is not enough; Redis refuses at
+    /// its `maxmemory`.
     async fn admit(&self, _scope: &str) -> Result<(), StoreError> {
         Ok(())
     }

@@ -423,7 +423,8 @@ mod tests {
         };
         assert!(detail.contains("principal"), "{detail}");
         assert!((59_000..=60_000).contains(&retry_after_ms), "{retry_after_ms}");
-        assert!(store.admit("s").await.is_err());
+        let again = store.claim_idempotency("s", "late", &fingerprint, "a", ttl).await;
+        assert!(matches!(again, Err(StoreError::Full { .. })));
         assert!(store.admit("other").await.is_ok());
     }
 

@@ -193,6 +193,18 @@ pub trait Store: Send + Sync + 'static {
     async fn admit(&self, _scope: &str) -> Result<(), StoreError> {
         Ok(())
     }
+    /// Bytes held per tenant-level principal group (`tenant`, or
+    /// `anonymous:<tenant>`), the largest [`USAGE_GROUPS`] of them: the
+    /// embedded store's usage for `/metrics`. Redis answers none (its own
+    /// `INFO memory` is the measure there).
+    fn usage(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+    /// Runs that left before their expiry to make room for their own
+    /// principal's newer runs, since start.
+    fn runs_made_room(&self) -> u64 {
+        0
+    }
     /// Durably write a run record; returns only after the write is acknowledged. `scope` is the principal namespace.
     async fn put_run(
         &self,
@@ -292,6 +304,22 @@ pub trait Store: Send + Sync + 'static {
     async fn revoke_session(&self, session_id: &str, ttl: Duration) -> Result<(), StoreError>;
     /// Whether `revoke_session` was called for this id and has not expired.
     async fn is_session_revoked(&self, session_id: &str) -> Result<bool, StoreError>;
+}
+
+/// At most this many principal groups are reported by [`Store::usage`], so
+/// the label set of `/metrics` stays bounded whatever the traffic.
+pub const USAGE_GROUPS: usize = 20;
+
+/// The tenant-level group a scope (`key:<tenant>:<name>`,
+/// `jwt:<tenant>:…`, `anon:<tenant>:<owner>`) is reported under: never a
+/// session or subject, so label values are few and reveal no caller.
+pub fn usage_group(scope: &str) -> String {
+    let mut parts = scope.splitn(3, ':');
+    match (parts.next(), parts.next()) {
+        (Some("anon"), Some(tenant)) => format!("anonymous:{tenant}"),
+        (Some(_), Some(tenant)) => tenant.to_owned(),
+        _ => "other".to_owned(),
+    }
 }
 
 /// Store selection: `None` → memory; `Some(url)` → Redis at url (redis://host:port/db).

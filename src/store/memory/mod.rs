@@ -160,6 +160,21 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    fn usage(&self) -> Vec<(String, u64)> {
+        let mut groups: std::collections::HashMap<String, u64> = Default::default();
+        for (scope, records) in &self.purged().scopes {
+            *groups.entry(super::usage_group(scope)).or_default() += records.bytes;
+        }
+        let mut listed: Vec<(String, u64)> = groups.into_iter().collect();
+        listed.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        listed.truncate(super::USAGE_GROUPS);
+        listed
+    }
+
+    fn runs_made_room(&self) -> u64 {
+        MemoryStore::runs_made_room(self)
+    }
+
     async fn admit(&self, scope: &str) -> Result<(), StoreError> {
         // Room for at least a small record: a run's record comes after it
         // started and is always accepted, so this is the moment to refuse.

@@ -127,16 +127,28 @@ async fn a_retry_after_a_gateway_crash_answers_within_the_run_deadline_plus_grac
     // Both instances know the catalog and the program's verdict, so the
     // slow engine below only slows the run itself.
     for (gw, key) in [(&a, "warm-a"), (&b, "warm-b")] {
-        let warm = gw.mcp().call("run_workflow", run(&format!("{key}-{}", rand_suffix()))).await;
+        let warm = gw
+            .mcp()
+            .call("run_workflow", run(&format!("{key}-{}", rand_suffix())))
+            .await;
         assert!(!warm.is_error, "{}", warm.structured);
     }
-    engine.faults(json!({"tenant": "acme", "slow_ms": 4000})).await;
+    engine
+        .faults(json!({"tenant": "acme", "slow_ms": 4000}))
+        .await;
     let before = engine_runs(&engine).await;
 
     let key = format!("crash-{}", rand_suffix());
     let first = a.mcp();
     let args = run(&key);
-    let in_flight = tokio::spawn(async move { first.rpc("tools/call", json!({"name": "run_workflow", "arguments": args})).await });
+    let in_flight = tokio::spawn(async move {
+        first
+            .rpc(
+                "tools/call",
+                json!({"name": "run_workflow", "arguments": args}),
+            )
+            .await
+    });
     let until = Instant::now() + Duration::from_secs(20);
     while a.runs_in_flight().await < 1.0 {
         assert!(Instant::now() < until, "the keyed run never started on A");
@@ -166,5 +178,9 @@ async fn a_retry_after_a_gateway_crash_answers_within_the_run_deadline_plus_grac
     let asked = Instant::now();
     let again = b.mcp().call("run_workflow", run(&key)).await;
     assert!(again.is_error, "{}", again.structured);
-    assert!(asked.elapsed() < Duration::from_secs(2), "{:?}", asked.elapsed());
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        asked.elapsed()
+    );
 }

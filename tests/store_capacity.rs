@@ -10,7 +10,6 @@ use common::redis_server::RedisServer;
 use common::{ACME_OPS, Engine, Mcp, TestEnv, valid_program};
 use serde_json::{Value, json};
 
-
 const CONFIG: &str = "tests/configs/conformance.toml";
 
 /// The benchmark's 1 KiB branch-and-loop program (bench/src/workload.rs).
@@ -72,20 +71,34 @@ async fn stored_runs_are_measured_and_keep_their_full_trace() {
     let client = env.client(ACME_OPS);
     for (name, program, input) in [
         ("two-step", valid_program(), json!({"id": "cus_1"})),
-        ("branch-and-loop 1 KiB", branch_and_loop(), json!({"query": ""})),
+        (
+            "branch-and-loop 1 KiB",
+            branch_and_loop(),
+            json!({"query": ""}),
+        ),
     ] {
-        let ran = client.call("run_workflow", stored_run(program, input)).await;
+        let ran = client
+            .call("run_workflow", stored_run(program, input))
+            .await;
         assert!(!ran.is_error, "{}", ran.structured);
         let fetched = client
-            .call("trace_workflow", json!({"run_id": ran.structured["run_id"]}))
+            .call(
+                "trace_workflow",
+                json!({"run_id": ran.structured["run_id"]}),
+            )
             .await;
         assert!(!fetched.is_error, "{}", fetched.structured);
         // The stored trace is the full one the execute answered, unchanged.
         assert_eq!(fetched.structured, ran.structured, "{name}");
         assert_eq!(fetched.structured["trace"]["level"], "full");
         let (before, after) = record_bytes(&fetched.structured);
-        println!("bytes per stored run, {name}: {before} as a parsed value, {after} as compact text");
-        assert!(after * 2 < before, "{name}: {after} is not well below {before}");
+        println!(
+            "bytes per stored run, {name}: {before} as a parsed value, {after} as compact text"
+        );
+        assert!(
+            after * 2 < before,
+            "{name}: {after} is not well below {before}"
+        );
     }
 }
 
@@ -154,12 +167,19 @@ fn refused_with_retry_after(r: &common::CallResult, what: &str) {
     let error = &r.structured["error"];
     assert_eq!(error["kind"], "internal", "{what}: {error}");
     let message = error["message"].as_str().unwrap_or("");
-    assert!(message.contains("nothing was executed"), "{what}: {message}");
+    assert!(
+        message.contains("nothing was executed"),
+        "{what}: {message}"
+    );
     assert!(message.contains("store: false"), "{what}: {message}");
     let retry = r.structured["retry_after_ms"]
         .as_u64()
         .or_else(|| error["retry_after_ms"].as_u64());
-    assert!(retry.is_some_and(|ms| ms > 0), "{what}: no retry_after_ms in {}", r.structured);
+    assert!(
+        retry.is_some_and(|ms| ms > 0),
+        "{what}: no retry_after_ms in {}",
+        r.structured
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -169,7 +189,10 @@ async fn a_full_redis_refuses_stored_runs_before_execution_and_recovers_by_itsel
     let env = TestEnv::with_config(CONFIG, move |c| c.store.redis_url = url).await;
     let client = env.client(ACME_OPS);
     let warm = client
-        .call("run_workflow", stored_run(valid_program(), json!({"id": "cus_1"})))
+        .call(
+            "run_workflow",
+            stored_run(valid_program(), json!({"id": "cus_1"})),
+        )
         .await;
     assert!(!warm.is_error, "{}", warm.structured);
     let mut answered = vec![warm.structured["run_id"].clone()];
@@ -177,7 +200,10 @@ async fn a_full_redis_refuses_stored_runs_before_execution_and_recovers_by_itsel
     set_ceiling(&redis, Some(16 * 1024)).await;
     let before = engine_runs(&env.engine).await;
     let plain = client
-        .call("run_workflow", stored_run(valid_program(), json!({"id": "cus_1"})))
+        .call(
+            "run_workflow",
+            stored_run(valid_program(), json!({"id": "cus_1"})),
+        )
         .await;
     refused_with_retry_after(&plain, "a stored execute without a key");
     let mut keyed = stored_run(valid_program(), json!({"id": "cus_1"}));
@@ -212,8 +238,14 @@ async fn a_full_redis_refuses_stored_runs_before_execution_and_recovers_by_itsel
         answered.push(ran.structured["run_id"].clone());
     }
     for run_id in answered {
-        let fetched = client.call("trace_workflow", json!({"run_id": run_id})).await;
-        assert!(!fetched.is_error, "{run_id} not fetchable: {}", fetched.structured);
+        let fetched = client
+            .call("trace_workflow", json!({"run_id": run_id}))
+            .await;
+        assert!(
+            !fetched.is_error,
+            "{run_id} not fetchable: {}",
+            fetched.structured
+        );
     }
     // The refused ones were never stored, and say so.
     let refused_id = plain.structured["run_id"].clone();

@@ -57,8 +57,7 @@ impl Claim {
         run_deadline: Duration,
         window: Duration,
     ) -> Claim {
-        let answered_within =
-            run_deadline + Duration::from_millis(gw.config.store.claim_grace_ms);
+        let answered_within = run_deadline + Duration::from_millis(gw.config.store.claim_grace_ms);
         let lease = match gw.config.store.claim_lease_ms {
             0 => answered_within,
             set => Duration::from_millis(set).min(answered_within),

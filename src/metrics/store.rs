@@ -205,10 +205,15 @@ pub fn usage_exposition(store: &dyn Store) -> String {
     out.push_str("# TYPE pilotage_store_principal_bytes gauge\n");
     for (group, bytes) in store.usage() {
         let label = group.replace('\\', "\\\\").replace('"', "\\\"");
-        out.push_str(&format!("pilotage_store_principal_bytes{{principal=\"{label}\"}} {bytes}\n"));
+        out.push_str(&format!(
+            "pilotage_store_principal_bytes{{principal=\"{label}\"}} {bytes}\n"
+        ));
     }
     out.push_str("# HELP pilotage_store_runs_made_room_total Stored runs that left before their expiry to make room for their own principal's newer runs.\n");
     out.push_str("# TYPE pilotage_store_runs_made_room_total counter\n");
-    out.push_str(&format!("pilotage_store_runs_made_room_total {}\n", store.runs_made_room()));
+    out.push_str(&format!(
+        "pilotage_store_runs_made_room_total {}\n",
+        store.runs_made_room()
+    ));
     out
 }

@@ -39,7 +39,11 @@ impl MemoryLimits {
     /// The configured budgets, each 0 standing for its machine-sized default.
     pub fn configured(principal_bytes: u64, total_bytes: u64) -> MemoryLimits {
         let sized = MemoryLimits::default();
-        let total_bytes = if total_bytes == 0 { sized.total_bytes } else { total_bytes };
+        let total_bytes = if total_bytes == 0 {
+            sized.total_bytes
+        } else {
+            total_bytes
+        };
         let principal_bytes = match principal_bytes {
             0 => sized.principal_bytes.min(total_bytes),
             set => set,

@@ -388,8 +388,15 @@ mod tests {
         // The stranger's own replayed run (named by its recorded response)
         // is kept, whatever else leaves.
         let keyed = json!({"run_id": "keyed", "trace": "y".repeat(1024)});
-        assert!(store.put_run("stranger", "keyed", &keyed, ttl).await.is_ok());
-        let claimed = store.claim_idempotency("stranger", "k", "fp", "a", ttl).await;
+        assert!(
+            store
+                .put_run("stranger", "keyed", &keyed, ttl)
+                .await
+                .is_ok()
+        );
+        let claimed = store
+            .claim_idempotency("stranger", "k", "fp", "a", ttl)
+            .await;
         assert_eq!(claimed.ok(), Some(IdempotencyClaim::Acquired));
         let done = store
             .complete_idempotency("stranger", "k", "fp", "a", &keyed, ttl)
@@ -402,8 +409,22 @@ mod tests {
             assert!(store.used_bytes("stranger").0 <= SMALL.principal_bytes);
         }
         // Its newest runs are there, its oldest made room for them.
-        assert!(store.get_run("stranger", "r29").await.ok().flatten().is_some());
-        assert!(store.get_run("stranger", "r28").await.ok().flatten().is_some());
+        assert!(
+            store
+                .get_run("stranger", "r29")
+                .await
+                .ok()
+                .flatten()
+                .is_some()
+        );
+        assert!(
+            store
+                .get_run("stranger", "r28")
+                .await
+                .ok()
+                .flatten()
+                .is_some()
+        );
         assert_eq!(store.get_run("stranger", "r0").await.ok().flatten(), None);
         assert!(store.runs_made_room() > 20);
         assert_eq!(
@@ -411,7 +432,10 @@ mod tests {
             Some(keyed)
         );
         // Nothing of the keeper left, and its claim still holds.
-        assert_eq!(store.get_run("keeper", "r0").await.ok().flatten(), Some(keeper));
+        assert_eq!(
+            store.get_run("keeper", "r0").await.ok().flatten(),
+            Some(keeper)
+        );
         let again = store
             .claim_idempotency("keeper", "k", "fp", "a3", ttl)
             .await;
@@ -433,12 +457,21 @@ mod tests {
                 break;
             }
         }
-        let Some(StoreError::Full { detail, retry_after_ms }) = refused else {
+        let Some(StoreError::Full {
+            detail,
+            retry_after_ms,
+        }) = refused
+        else {
             panic!("a share full of claims was not refused: {refused:?}");
         };
         assert!(detail.contains("principal"), "{detail}");
-        assert!((59_000..=60_000).contains(&retry_after_ms), "{retry_after_ms}");
-        let again = store.claim_idempotency("s", "late", &fingerprint, "a", ttl).await;
+        assert!(
+            (59_000..=60_000).contains(&retry_after_ms),
+            "{retry_after_ms}"
+        );
+        let again = store
+            .claim_idempotency("s", "late", &fingerprint, "a", ttl)
+            .await;
         assert!(matches!(again, Err(StoreError::Full { .. })));
         assert!(store.admit("other").await.is_ok());
     }

@@ -20,10 +20,13 @@ pub(crate) fn available_memory() -> u64 {
         .ok()
         .and_then(|text| mem_total(&text))
         .unwrap_or(1024 * MIB);
-    let limit = ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"]
-        .iter()
-        .filter_map(|path| std::fs::read_to_string(path).ok())
-        .find_map(|text| text.trim().parse::<u64>().ok());
+    let limit = [
+        "/sys/fs/cgroup/memory.max",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+    ]
+    .iter()
+    .filter_map(|path| std::fs::read_to_string(path).ok())
+    .find_map(|text| text.trim().parse::<u64>().ok());
     limit.map_or(machine, |l| l.min(machine))
 }
 

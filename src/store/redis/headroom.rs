@@ -67,12 +67,27 @@ mod tests {
         let memory = Memory::parse(info);
         assert_eq!(memory.used, 1_000_000);
         assert_eq!(memory.max, 1_100_000);
-        assert!(matches!(memory.admit(), Err(StoreError::Full { retry_after_ms: RETRY_AFTER_MS, .. })));
-        let roomy = Memory { max: 10_000_000, ..Memory::parse(info) };
+        assert!(matches!(
+            memory.admit(),
+            Err(StoreError::Full {
+                retry_after_ms: RETRY_AFTER_MS,
+                ..
+            })
+        ));
+        let roomy = Memory {
+            max: 10_000_000,
+            ..Memory::parse(info)
+        };
         assert!(roomy.admit().is_ok());
-        let unlimited = Memory { max: 0, ..Memory::parse(info) };
+        let unlimited = Memory {
+            max: 0,
+            ..Memory::parse(info)
+        };
         assert!(unlimited.admit().is_ok());
-        let evicting = Memory { policy: "allkeys-lru".into(), ..Memory::parse(info) };
+        let evicting = Memory {
+            policy: "allkeys-lru".into(),
+            ..Memory::parse(info)
+        };
         assert!(evicting.admit().is_ok());
     }
 }

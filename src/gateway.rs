@@ -147,11 +147,10 @@ async fn connect_store(config: &Config) -> Result<Arc<dyn Store>, StartError> {
     } else {
         crate::store::Backend::Memory
     };
-    let limits = crate::store::memory::MemoryLimits {
-        principal_bytes: config.store.memory_principal_bytes,
-        total_bytes: config.store.memory_total_bytes,
-        ..Default::default()
-    };
+    let limits = crate::store::memory::MemoryLimits::configured(
+        config.store.memory_principal_bytes,
+        config.store.memory_total_bytes,
+    );
     Ok(crate::store::connect_with(
         backend,
         std::time::Duration::from_millis(config.store.op_timeout_ms),

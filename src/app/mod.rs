@@ -238,7 +238,7 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             axum::http::header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        gw.metrics.render(),
+        gw.metrics.render() + &crate::metrics::store::usage_exposition(&*gw.store),
     )
 }
 

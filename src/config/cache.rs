@@ -89,6 +89,11 @@ mod tests {
             .into_iter()
             .find(|p| p.key == "store.claim_lease_ms")
             .map(|p| p.fix);
-        assert_eq!(lease.as_deref(), Some("use at least 16000 (default 20000)"));
+        assert_eq!(
+            lease.as_deref(),
+            Some(
+                "use at least 16000, or 0 (the default) for the run deadline plus store.claim_grace_ms"
+            )
+        );
     }
 }

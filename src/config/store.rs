@@ -27,13 +27,21 @@ pub struct StoreConfig {
     /// Lease of an idempotency claim until its run starts: a claim whose
     /// owner never started the run (it was refused, failed, or its write
     /// landed after it gave up) frees the key after this long instead of
-    /// blocking it for the whole dedup window.
+    /// blocking it for the whole dedup window. 0 (the default): the lease
+    /// follows the run deadline (`run_deadline_ms + claim_grace_ms` of the
+    /// language's engine); a set value is a cap below that, never above.
     pub claim_lease_ms: u64,
+    /// What a claim may outlast its run deadline by: the run's record and
+    /// replay writes after the engine answered. A retry of a key whose
+    /// attempt died answers within `run_deadline_ms` + this. Default 5000.
+    pub claim_grace_ms: u64,
     /// Embedded store only: bytes one principal may hold (runs, idempotency
-    /// records, promoted programs, catalog baselines). A full budget refuses
-    /// that principal's new writes; nobody else's records are touched.
+    /// records, promoted programs, catalog baselines). A full share makes
+    /// room from that principal's own oldest plain runs; nobody else's
+    /// records are touched. 0 (the default): an eighth of the total.
     pub memory_principal_bytes: u64,
-    /// Embedded store only: bytes all principals together may hold.
+    /// Embedded store only: bytes all principals together may hold. 0 (the
+    /// default): an eighth of the memory, between 64 MiB and 4 GiB.
     pub memory_total_bytes: u64,
 }
 
@@ -46,9 +54,10 @@ impl Default for StoreConfig {
             redis_sentinel: SentinelConfig::default(),
             op_timeout_ms: 2000,
             ca_file: String::new(),
-            claim_lease_ms: 20_000,
-            memory_principal_bytes: 4 * 1024 * 1024,
-            memory_total_bytes: 64 * 1024 * 1024,
+            claim_lease_ms: 0,
+            claim_grace_ms: 5_000,
+            memory_principal_bytes: 0,
+            memory_total_bytes: 0,
         }
     }
 }
@@ -117,27 +126,39 @@ impl StoreConfig {
         // run (a catalog and a check call, a few store operations), or every
         // keyed run would lose its claim before it starts.
         let floor = 2 * engine_timeout + 3 * s.op_timeout_ms;
-        if s.claim_lease_ms < floor {
+        if s.claim_lease_ms != 0 && s.claim_lease_ms < floor {
             out.push((
                 "store.claim_lease_ms".into(),
                 format!(
                     "{} ms is shorter than the work before a run starts (2 x engine.timeout_ms + 3 x store.op_timeout_ms = {floor} ms)",
                     s.claim_lease_ms
                 ),
-                format!("use at least {floor} (default 20000)"),
+                format!("use at least {floor}, or 0 (the default) for the run deadline plus store.claim_grace_ms"),
             ));
         }
-        if s.memory_principal_bytes < super::cache::MIN_BYTES {
+        // The grace covers the writes after a run (record, replay); shorter
+        // than one store operation, a live run's retry would give up on it.
+        if s.claim_grace_ms < s.op_timeout_ms {
+            out.push((
+                "store.claim_grace_ms".into(),
+                format!(
+                    "{} ms is shorter than one store operation (store.op_timeout_ms = {} ms)",
+                    s.claim_grace_ms, s.op_timeout_ms
+                ),
+                format!("use at least {} (default 5000)", s.op_timeout_ms),
+            ));
+        }
+        if s.memory_principal_bytes != 0 && s.memory_principal_bytes < super::cache::MIN_BYTES {
             out.push((
                 "store.memory_principal_bytes".into(),
                 format!(
                     "{} bytes is below the 64 KiB minimum",
                     s.memory_principal_bytes
                 ),
-                "set at least 65536, or remove the key for the default (4 MiB)".into(),
+                "set at least 65536, or 0 (the default) for a share sized to the machine".into(),
             ));
         }
-        if s.memory_total_bytes < s.memory_principal_bytes {
+        if s.memory_total_bytes != 0 && s.memory_total_bytes < s.memory_principal_bytes {
             out.push((
                 "store.memory_total_bytes".into(),
                 format!(

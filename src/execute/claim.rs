@@ -3,9 +3,11 @@
 //! not run.
 //!
 //! Life of a claim, one random `attempt` id per request:
-//! 1. **claim**: a short lease (`store.claim_lease_ms`). Refused, failed or
-//!    abandoned before its run starts, the claim frees the key by itself
-//!    when the lease ends; the owner also releases it.
+//! 1. **claim**: a lease that follows the run deadline (the language's
+//!    `run_deadline_ms` + `store.claim_grace_ms`, or `store.claim_lease_ms`
+//!    when that is shorter). Refused, failed or abandoned before its run
+//!    starts, the claim frees the key by itself when the lease ends; the
+//!    owner also releases it.
 //! 2. **start**: right before execution the owner marks the claim started,
 //!    which keeps it for the dedup window. Only the attempt that still owns
 //!    the claim can mark it, so a lease that ended means no run: exactly one
@@ -17,7 +19,8 @@
 //! owner keeps releasing its claim in the background for a while, so such a
 //! late write is undone instead of blocking the key. A run that started and
 //! recorded nothing (the process died mid-run) keeps the key: retries are
-//! told so, never executed a second time.
+//! told so, never executed a second time, once the claim is older than the
+//! run deadline plus the grace (so a retry waits at most that long).
 
 use super::Done;
 use crate::auth::Principal;
@@ -39,6 +42,9 @@ pub(super) struct Claim {
     fingerprint: String,
     attempt: String,
     lease: Duration,
+    /// How long after its claim a run has recorded its answer, or never
+    /// will: the run deadline plus the grace.
+    answered_within: Duration,
     window: Duration,
 }
 
@@ -48,14 +54,21 @@ impl Claim {
         principal: &Principal,
         key: &str,
         fingerprint: String,
+        run_deadline: Duration,
         window: Duration,
     ) -> Claim {
+        let answered_within = run_deadline + Duration::from_millis(gw.config.store.claim_grace_ms);
+        let lease = match gw.config.store.claim_lease_ms {
+            0 => answered_within,
+            set => Duration::from_millis(set).min(answered_within),
+        };
         Claim {
             scope: principal.scope.clone(),
             key: key.to_owned(),
             fingerprint,
             attempt: format!("att_{:032x}", rand::random::<u128>()),
-            lease: Duration::from_millis(gw.config.store.claim_lease_ms),
+            lease,
+            answered_within,
             window,
         }
     }
@@ -65,12 +78,11 @@ impl Claim {
     /// attempt holds the key this waits: for a claim that has not started,
     /// until it starts, is released or its lease ends (then this request may
     /// take the key); for a started run, for its recorded answer. A started
-    /// run that records none within the bound is answered with `internal`,
-    /// never by executing a second time.
+    /// run that records none within the run deadline plus the grace from
+    /// its claim is answered with `internal`, never by executing a second
+    /// time; so this waits at most that long.
     pub(super) async fn settle(&self, gw: &Gateway) -> Result<Option<Value>, RequestError> {
-        let deadline = Duration::from_millis(gw.config.longest_run_deadline_ms());
-        let bound = deadline.max(self.lease) + Duration::from_secs(10);
-        let until = Instant::now() + bound;
+        let until = Instant::now() + self.answered_within;
         let mut pause = Duration::from_millis(25);
         loop {
             let found = gw
@@ -104,9 +116,13 @@ impl Claim {
                 {
                     return Err(conflict());
                 }
-                Ok(IdempotencyClaim::InFlight { .. }) if Instant::now() >= until => {
+                Ok(IdempotencyClaim::InFlight {
+                    claimed_at_ms,
+                    started,
+                    ..
+                }) if Instant::now() >= until || (started && self.overdue(claimed_at_ms)) => {
                     return Err(RequestError::internal(
-                        "an earlier attempt with this idempotency_key started and has not recorded a result (still running, or it stopped mid-run); it will not be executed twice: check the engine's state, then use a new key",
+                        "an earlier attempt with this idempotency_key started and has not recorded a result within its run deadline (still running, or it stopped mid-run); it will not be executed twice: check the engine's state, then use a new key",
                     ));
                 }
                 Ok(IdempotencyClaim::InFlight { .. }) => {
@@ -115,6 +131,14 @@ impl Claim {
                 }
             }
         }
+    }
+
+    /// Whether a run claimed at `claimed_at_ms` (wall clock, any instance)
+    /// is past its deadline plus the grace: an answer it never recorded
+    /// will not come.
+    fn overdue(&self, claimed_at_ms: u64) -> bool {
+        let within = u64::try_from(self.answered_within.as_millis()).unwrap_or(u64::MAX);
+        crate::store::now_ms() >= claimed_at_ms.saturating_add(within)
     }
 
     /// Marks the claim started, right before execution. An `Err` means

@@ -20,7 +20,7 @@ use crate::languages::StepInfo;
 use crate::pilotage::{Outcome, RequestError};
 use crate::store::StoreError;
 use serde_json::Value;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tracing::Instrument;
 
 mod bind;
@@ -112,6 +112,7 @@ async fn executed(ex: &Exec<'_>) -> Result<Value, RequestError> {
         ex.principal,
         &key,
         request::fingerprint(req),
+        Duration::from_millis(ex.lang.engine_config.run_deadline_ms),
         request::dedup_window(ex.lang),
     );
     if let Some(recorded) = claim.settle(gw).await? {
@@ -198,8 +199,19 @@ fn store_internal(e: StoreError) -> RequestError {
 }
 
 /// A store failure before execution, named as one (not as the engine's).
+/// A full store says when room is expected (`retry_after_ms`) and what
+/// else the caller or the operator can do.
 fn store_internal_with(e: &StoreError, consequence: &str) -> RequestError {
-    crate::pilotage::store_internal(e, consequence)
+    match e {
+        StoreError::Full { retry_after_ms, .. } => crate::pilotage::store_internal(
+            e,
+            &format!(
+                "{consequence}; retry in {retry_after_ms} ms, or run with store: false (nothing kept for a later fetch); an operator can raise the store budget (store.memory_principal_bytes) or use Redis"
+            ),
+        )
+        .with("retry_after_ms", serde_json::json!(retry_after_ms)),
+        _ => crate::pilotage::store_internal(e, consequence),
+    }
 }
 
 /// 128 random bits.

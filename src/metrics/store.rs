@@ -35,7 +35,7 @@ impl MeteredStore {
             let error = match e {
                 StoreError::Unavailable(_) => "unavailable",
                 StoreError::Corrupt(_) => "corrupt",
-                StoreError::Full(_) => "full",
+                StoreError::Full { .. } => "full",
             };
             self.metrics
                 .store_errors
@@ -53,6 +53,12 @@ impl Store for MeteredStore {
     }
     async fn ping(&self) -> Result<(), StoreError> {
         self.timed("ping", self.inner.ping()).await
+    }
+    fn usage(&self) -> Vec<(String, u64)> {
+        self.inner.usage()
+    }
+    fn runs_made_room(&self) -> u64 {
+        self.inner.runs_made_room()
     }
     async fn admit(&self, scope: &str) -> Result<(), StoreError> {
         self.timed("admit", self.inner.admit(scope)).await
@@ -188,4 +194,26 @@ impl Store for MeteredStore {
         )
         .await
     }
+}
+
+/// `/metrics` lines of the store's own accounting: bytes held per
+/// tenant-level principal group (the largest few, so labels stay bounded)
+/// and the runs that made room for newer ones.
+pub fn usage_exposition(store: &dyn Store) -> String {
+    let mut out = String::new();
+    out.push_str("# HELP pilotage_store_principal_bytes Bytes the embedded store holds per tenant-level principal group (largest groups only).\n");
+    out.push_str("# TYPE pilotage_store_principal_bytes gauge\n");
+    for (group, bytes) in store.usage() {
+        let label = group.replace('\\', "\\\\").replace('"', "\\\"");
+        out.push_str(&format!(
+            "pilotage_store_principal_bytes{{principal=\"{label}\"}} {bytes}\n"
+        ));
+    }
+    out.push_str("# HELP pilotage_store_runs_made_room_total Stored runs that left before their expiry to make room for their own principal's newer runs.\n");
+    out.push_str("# TYPE pilotage_store_runs_made_room_total counter\n");
+    out.push_str(&format!(
+        "pilotage_store_runs_made_room_total {}\n",
+        store.runs_made_room()
+    ));
+    out
 }

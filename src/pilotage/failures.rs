@@ -52,7 +52,7 @@ pub fn store_internal(e: &StoreError, consequence: &str) -> RequestError {
     tracing::warn!(source = "store", error = %e, "store failure before execution");
     match e {
         // The gateway's own words about its own budget: what the caller can act on.
-        StoreError::Full(detail) => RequestError::internal(format!(
+        StoreError::Full { detail, .. } => RequestError::internal(format!(
             "the gateway's store failed: {detail}; {consequence}"
         )),
         // A backend's text names hosts and libraries: it stays in the log.

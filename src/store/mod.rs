@@ -38,10 +38,16 @@ pub enum StoreError {
     /// The backend answered, but what it holds is not what this gateway wrote.
     #[error("store data corrupt: {0}")]
     Corrupt(String),
-    /// The embedded store's byte budget (the principal's or the whole
-    /// store's) has no room for a new record; nothing was evicted for it.
-    #[error("store budget full: {0}")]
-    Full(String),
+    /// No room for a new record: the embedded store's budget (after the
+    /// principal's own oldest plain runs made room), or a Redis at its
+    /// `maxmemory`. Nothing of anyone else was evicted for it.
+    #[error("store budget full: {detail}")]
+    Full {
+        detail: String,
+        /// When room is expected (the oldest record's expiry, or a short
+        /// pause for a Redis whose memory may free up).
+        retry_after_ms: u64,
+    },
 }
 
 impl StoreError {
@@ -50,7 +56,7 @@ impl StoreError {
         match self {
             StoreError::Unavailable(detail)
             | StoreError::Corrupt(detail)
-            | StoreError::Full(detail) => detail,
+            | StoreError::Full { detail, .. } => detail,
         }
     }
 }
@@ -179,12 +185,25 @@ pub trait Store: Send + Sync + 'static {
     fn backend(&self) -> &'static str;
     /// Cheap liveness check of the backend (readyz).
     async fn ping(&self) -> Result<(), StoreError>;
-    /// Whether `scope` may start something that will write records: the
-    /// embedded store refuses with [`StoreError::Full`] when the principal's
-    /// (or the store's) budget has no room, so the refusal comes before
-    /// execution. Redis has no per-principal budget: always `Ok`.
+    /// Whether `scope` may start something that will write records, so a
+    /// refusal comes before execution: the embedded store first makes room
+    /// from the principal's own oldest plain runs, and refuses with
+    /// [`StoreError::Full`] only when that is not enough; Redis refuses at
+    /// its `maxmemory`.
     async fn admit(&self, _scope: &str) -> Result<(), StoreError> {
         Ok(())
+    }
+    /// Bytes held per tenant-level principal group (`tenant`, or
+    /// `anonymous:<tenant>`), the largest [`USAGE_GROUPS`] of them: the
+    /// embedded store's usage for `/metrics`. Redis answers none (its own
+    /// `INFO memory` is the measure there).
+    fn usage(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+    /// Runs that left before their expiry to make room for their own
+    /// principal's newer runs, since start.
+    fn runs_made_room(&self) -> u64 {
+        0
     }
     /// Durably write a run record; returns only after the write is acknowledged. `scope` is the principal namespace.
     async fn put_run(
@@ -285,6 +304,22 @@ pub trait Store: Send + Sync + 'static {
     async fn revoke_session(&self, session_id: &str, ttl: Duration) -> Result<(), StoreError>;
     /// Whether `revoke_session` was called for this id and has not expired.
     async fn is_session_revoked(&self, session_id: &str) -> Result<bool, StoreError>;
+}
+
+/// At most this many principal groups are reported by [`Store::usage`], so
+/// the label set of `/metrics` stays bounded whatever the traffic.
+pub const USAGE_GROUPS: usize = 20;
+
+/// The tenant-level group a scope (`key:<tenant>:<name>`,
+/// `jwt:<tenant>:…`, `anon:<tenant>:<owner>`) is reported under: never a
+/// session or subject, so label values are few and reveal no caller.
+pub fn usage_group(scope: &str) -> String {
+    let mut parts = scope.splitn(3, ':');
+    match (parts.next(), parts.next()) {
+        (Some("anon"), Some(tenant)) => format!("anonymous:{tenant}"),
+        (Some(_), Some(tenant)) => tenant.to_owned(),
+        _ => "other".to_owned(),
+    }
 }
 
 /// Store selection: `None` → memory; `Some(url)` → Redis at url (redis://host:port/db).

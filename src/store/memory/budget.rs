@@ -4,7 +4,7 @@
 
 use super::super::{IdempotencyRecord, StoreError, effective_ttl};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,9 +12,11 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryLimits {
     /// What one principal may hold: runs, idempotency records, promoted
-    /// programs and catalog baselines together. Default 4 MiB.
+    /// programs and catalog baselines together. Default: an eighth of the
+    /// total, at least 4 MiB.
     pub principal_bytes: u64,
-    /// What all principals together may hold. Default 64 MiB.
+    /// What all principals together may hold. Default: an eighth of the
+    /// memory this process may use, between 64 MiB and 4 GiB.
     pub total_bytes: u64,
     /// Revoked session ids: default 2 MiB (about 12,000 ids).
     pub revoked_sessions_bytes: u64,
@@ -23,10 +25,33 @@ pub struct MemoryLimits {
 impl Default for MemoryLimits {
     fn default() -> Self {
         const MIB: u64 = 1024 * 1024;
+        let (total_bytes, principal_bytes) =
+            super::sizing::budgets_for(super::sizing::available_memory());
         MemoryLimits {
-            principal_bytes: 4 * MIB,
-            total_bytes: 64 * MIB,
+            principal_bytes,
+            total_bytes,
             revoked_sessions_bytes: 2 * MIB,
+        }
+    }
+}
+
+impl MemoryLimits {
+    /// The configured budgets, each 0 standing for its machine-sized default.
+    pub fn configured(principal_bytes: u64, total_bytes: u64) -> MemoryLimits {
+        let sized = MemoryLimits::default();
+        let total_bytes = if total_bytes == 0 {
+            sized.total_bytes
+        } else {
+            total_bytes
+        };
+        let principal_bytes = match principal_bytes {
+            0 => sized.principal_bytes.min(total_bytes),
+            set => set,
+        };
+        MemoryLimits {
+            principal_bytes,
+            total_bytes,
+            ..sized
         }
     }
 }
@@ -58,7 +83,8 @@ pub(super) type Records<T> = BTreeMap<String, Entry<T>>;
 #[derive(Debug, Default)]
 pub(super) struct ScopeRecords {
     pub(super) bytes: u64,
-    pub(super) runs: Records<Value>,
+    /// Run records as compact JSON text.
+    pub(super) runs: Records<String>,
     pub(super) idempotency: Records<IdempotencyRecord>,
     /// Ordered by ref, as `list_programs` answers.
     pub(super) programs: Records<Value>,
@@ -112,6 +138,9 @@ pub(super) struct State {
     /// (deadline, sequence) → the entry that expires then.
     pub(super) expiries: BTreeMap<(Instant, u64), (String, Kind, String)>,
     pub(super) sequence: u64,
+    /// Runs that left before their expiry to make room for their own
+    /// principal's newer ones (counted for `/metrics`).
+    pub(super) made_room: u64,
 }
 
 impl State {
@@ -141,27 +170,112 @@ impl State {
         self.scopes.get(scope).map_or(0, |r| r.bytes)
     }
 
-    /// Refuses when `scope` (or the store) cannot take `extra` more bytes.
-    pub(super) fn room(
-        &self,
+    /// Makes room for `extra` more bytes of `scope`: while its share (or
+    /// the store) is over, the principal's own oldest plain run leaves
+    /// (never another principal's record, never an idempotency record nor
+    /// a run a recorded response names, never `keep`). Refuses, with when
+    /// its oldest record expires, when that is not enough.
+    pub(super) fn make_room(
+        &mut self,
         limits: &MemoryLimits,
         scope: &str,
         extra: u64,
+        keep: Option<&str>,
     ) -> Result<(), StoreError> {
-        let used = self.used_by(scope);
-        if used.saturating_add(extra) > limits.principal_bytes {
-            return Err(StoreError::Full(format!(
-                "this principal's share of the embedded store is full ({used} of {} bytes); records leave when their retention ends",
-                limits.principal_bytes
-            )));
+        let mut keyed: Option<HashSet<String>> = None;
+        loop {
+            let used = self.used_by(scope);
+            let over_share = used.saturating_add(extra) > limits.principal_bytes;
+            let over_total = self.total.saturating_add(extra) > limits.total_bytes;
+            if !over_share && !over_total {
+                return Ok(());
+            }
+            let keyed = keyed.get_or_insert_with(|| self.keyed_runs(scope));
+            if self.drop_oldest_plain_run(scope, keyed, keep) {
+                continue;
+            }
+            let now = Instant::now();
+            return Err(if over_share {
+                StoreError::Full {
+                    detail: format!(
+                        "this principal's share of the embedded store is full of records that must be kept ({used} of {} bytes: idempotency records and the runs they answer)",
+                        limits.principal_bytes
+                    ),
+                    retry_after_ms: self.soonest_expiry_of(scope, now),
+                }
+            } else {
+                StoreError::Full {
+                    detail: format!(
+                        "the embedded store is full ({} of {} bytes) with other principals' records",
+                        self.total, limits.total_bytes
+                    ),
+                    retry_after_ms: self.soonest_expiry(now),
+                }
+            });
         }
-        if self.total.saturating_add(extra) > limits.total_bytes {
-            return Err(StoreError::Full(format!(
-                "the embedded store is full ({} of {} bytes); records leave when their retention ends",
-                self.total, limits.total_bytes
-            )));
+    }
+
+    /// Run ids named by `scope`'s recorded idempotency responses: a replay
+    /// hands them out, so they stay fetchable as long as the record lives.
+    fn keyed_runs(&self, scope: &str) -> HashSet<String> {
+        let Some(records) = self.scopes.get(scope) else {
+            return HashSet::new();
+        };
+        records
+            .idempotency
+            .values()
+            .filter_map(|e| match e.value.as_ref() {
+                IdempotencyRecord::Completed { response, .. } => {
+                    response["run_id"].as_str().map(str::to_owned)
+                }
+                IdempotencyRecord::Pending { .. } => None,
+            })
+            .collect()
+    }
+
+    /// Drops `scope`'s plain run that expires first (the oldest written:
+    /// runs of one language share one retention); false when none is left.
+    fn drop_oldest_plain_run(
+        &mut self,
+        scope: &str,
+        keyed: &HashSet<String>,
+        keep: Option<&str>,
+    ) -> bool {
+        let Some(records) = self.scopes.get_mut(scope) else {
+            return false;
+        };
+        let oldest = records
+            .runs
+            .iter()
+            .filter(|(id, _)| !keyed.contains(*id) && Some(id.as_str()) != keep)
+            .min_by_key(|(_, e)| e.expires)
+            .map(|(id, e)| (id.clone(), e.expires));
+        let Some((id, expires)) = oldest else {
+            return false;
+        };
+        if let Some(weight) = records.remove(Kind::Run, &id) {
+            self.total = self.total.saturating_sub(weight);
+            self.made_room += 1;
         }
-        Ok(())
+        if let Some(when) = expires {
+            self.expiries.remove(&when);
+        }
+        true
+    }
+
+    /// Milliseconds until `scope`'s first record expires (at least 1).
+    fn soonest_expiry_of(&self, scope: &str, now: Instant) -> u64 {
+        let first = self
+            .expiries
+            .iter()
+            .find(|(_, (s, _, _))| s == scope)
+            .map(|((when, _), _)| *when);
+        millis_until(first, now)
+    }
+
+    /// Milliseconds until the store's first record expires (at least 1).
+    fn soonest_expiry(&self, now: Instant) -> u64 {
+        millis_until(self.expiries.keys().next().map(|(when, _)| *when), now)
     }
 
     pub(super) fn expiry(&mut self, ttl: Option<Duration>, now: Instant) -> Option<(Instant, u64)> {
@@ -191,7 +305,7 @@ impl State {
             .and_then(|r| map(r).get(id).map(|e| e.weight))
             .unwrap_or(0);
         if admission == Admission::IfRoom && weight > old {
-            self.room(limits, scope, weight - old)?;
+            self.make_room(limits, scope, weight - old, Some(id))?;
         }
         let expires = self.expiry(ttl, now);
         if let Some((when, seq)) = expires {
@@ -209,15 +323,29 @@ impl State {
         );
         records.bytes = records.bytes.saturating_sub(old).saturating_add(weight);
         self.total = self.total.saturating_sub(old).saturating_add(weight);
+        if admission == Admission::Always {
+            // A started run's record is kept; older plain runs make room for
+            // it, and when none is left the share is exceeded by this one.
+            let _ = self.make_room(limits, scope, 0, Some(id));
+        }
         Ok(())
     }
+}
+
+/// Whole milliseconds from `now` to `when` (rounded up, at least 1); an
+/// unknown expiry reads as one minute.
+fn millis_until(when: Option<Instant>, now: Instant) -> u64 {
+    when.map_or(60_000, |w| {
+        let ms = w.saturating_duration_since(now).as_micros().div_ceil(1000);
+        u64::try_from(ms).unwrap_or(u64::MAX).max(1)
+    })
 }
 
 pub(super) fn key_bytes(scope: &str, id: &str) -> u64 {
     (scope.len() + id.len()) as u64 + ENTRY_OVERHEAD
 }
 
-pub(super) fn runs(r: &mut ScopeRecords) -> &mut Records<Value> {
+pub(super) fn runs(r: &mut ScopeRecords) -> &mut Records<String> {
     &mut r.runs
 }
 pub(super) fn idempotency(r: &mut ScopeRecords) -> &mut Records<IdempotencyRecord> {

@@ -31,6 +31,7 @@
 mod budget;
 mod claims;
 mod revoked;
+mod sizing;
 
 pub use budget::MemoryLimits;
 
@@ -102,6 +103,18 @@ impl MemoryStore {
         (state.used_by(scope), state.total)
     }
 
+    /// Stored bytes of one run record (tests and measurements).
+    pub fn run_bytes(&self, scope: &str, run_id: &str) -> Option<u64> {
+        let state = self.purged();
+        state.scopes.get(scope)?.runs.get(run_id).map(|e| e.weight)
+    }
+
+    /// Runs that left before their expiry to make room for their own
+    /// principal's newer ones, since start.
+    pub fn runs_made_room(&self) -> u64 {
+        self.lock().made_room
+    }
+
     /// The state with expired entries gone. A poisoned lock is taken over:
     /// every critical section leaves the maps consistent before it can panic.
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -147,10 +160,26 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    fn usage(&self) -> Vec<(String, u64)> {
+        let mut groups: std::collections::HashMap<String, u64> = Default::default();
+        for (scope, records) in &self.purged().scopes {
+            *groups.entry(super::usage_group(scope)).or_default() += records.bytes;
+        }
+        let mut listed: Vec<(String, u64)> = groups.into_iter().collect();
+        listed.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        listed.truncate(super::USAGE_GROUPS);
+        listed
+    }
+
+    fn runs_made_room(&self) -> u64 {
+        MemoryStore::runs_made_room(self)
+    }
+
     async fn admit(&self, scope: &str) -> Result<(), StoreError> {
         // Room for at least a small record: a run's record comes after it
         // started and is always accepted, so this is the moment to refuse.
-        self.purged().room(&self.limits, scope, ENTRY_OVERHEAD)
+        self.purged()
+            .make_room(&self.limits, scope, ENTRY_OVERHEAD, None)
     }
 
     async fn put_run(
@@ -160,8 +189,12 @@ impl Store for MemoryStore {
         record: &Value,
         ttl: Duration,
     ) -> Result<(), StoreError> {
-        let weight = key_bytes(scope, run_id) + weigh::json(record);
-        let value = Arc::new(record.clone());
+        // Kept as compact JSON text, not as a parsed value: a trace's text
+        // is several times smaller than its tree of maps and strings.
+        let text = serde_json::to_string(record)
+            .map_err(|e| StoreError::Corrupt(format!("run record not serializable: {e}")))?;
+        let weight = key_bytes(scope, run_id) + weigh::text(&text);
+        let value = Arc::new(text);
         self.purged().put(
             &self.limits,
             Admission::Always,
@@ -176,9 +209,12 @@ impl Store for MemoryStore {
     }
 
     async fn get_run(&self, scope: &str, run_id: &str) -> Result<Option<Value>, StoreError> {
-        Ok(self
-            .get(scope, run_id, |r| &r.runs)
-            .map(|v| Value::clone(&v)))
+        self.get(scope, run_id, |r| &r.runs)
+            .map(|text| {
+                serde_json::from_str(&text)
+                    .map_err(|e| StoreError::Corrupt(format!("stored run record: {e}")))
+            })
+            .transpose()
     }
 
     async fn claim_idempotency(
@@ -339,7 +375,7 @@ mod tests {
     };
 
     #[tokio::test]
-    async fn a_full_principal_is_refused_and_nobody_is_evicted() {
+    async fn a_full_share_makes_room_from_its_own_oldest_plain_runs_only() {
         let store = MemoryStore::with_limits(SMALL);
         let ttl = Duration::from_secs(60);
         let keeper = json!({"invoice": 1});
@@ -349,32 +385,95 @@ mod tests {
             .await;
         assert_eq!(claim.ok(), Some(IdempotencyClaim::Acquired));
         let big = json!({"trace": "x".repeat(20 * 1024)});
-        // A stranger fills its own share: its runs are accepted (they follow
-        // started runs), then admission refuses it before it runs more.
-        let mut admitted = 0;
-        for i in 0..10 {
-            if store.admit("stranger").await.is_err() {
-                break;
-            }
-            admitted += 1;
+        // The stranger's own replayed run (named by its recorded response)
+        // is kept, whatever else leaves.
+        let keyed = json!({"run_id": "keyed", "trace": "y".repeat(1024)});
+        assert!(
+            store
+                .put_run("stranger", "keyed", &keyed, ttl)
+                .await
+                .is_ok()
+        );
+        let claimed = store
+            .claim_idempotency("stranger", "k", "fp", "a", ttl)
+            .await;
+        assert_eq!(claimed.ok(), Some(IdempotencyClaim::Acquired));
+        let done = store
+            .complete_idempotency("stranger", "k", "fp", "a", &keyed, ttl)
+            .await;
+        assert!(done.is_ok());
+        for i in 0..30 {
+            assert!(store.admit("stranger").await.is_ok(), "run {i} refused");
             let put = store.put_run("stranger", &format!("r{i}"), &big, ttl).await;
             assert!(put.is_ok());
+            assert!(store.used_bytes("stranger").0 <= SMALL.principal_bytes);
         }
-        assert!((3..10).contains(&admitted), "admitted {admitted} runs");
-        let refused = store.admit("stranger").await;
-        assert!(matches!(refused, Err(StoreError::Full(m)) if m.contains("principal")));
-        let claim = store
-            .claim_idempotency("stranger", "k2", "fp", "a2", ttl)
-            .await;
-        assert!(matches!(claim, Err(StoreError::Full(_))));
-        // The keeper's records are all still there, and it may still write.
-        let kept = store.get_run("keeper", "r0").await.ok().flatten();
-        assert_eq!(kept, Some(keeper));
-        assert!(store.admit("keeper").await.is_ok());
+        // Its newest runs are there, its oldest made room for them.
+        assert!(
+            store
+                .get_run("stranger", "r29")
+                .await
+                .ok()
+                .flatten()
+                .is_some()
+        );
+        assert!(
+            store
+                .get_run("stranger", "r28")
+                .await
+                .ok()
+                .flatten()
+                .is_some()
+        );
+        assert_eq!(store.get_run("stranger", "r0").await.ok().flatten(), None);
+        assert!(store.runs_made_room() > 20);
+        assert_eq!(
+            store.get_run("stranger", "keyed").await.ok().flatten(),
+            Some(keyed)
+        );
+        // Nothing of the keeper left, and its claim still holds.
+        assert_eq!(
+            store.get_run("keeper", "r0").await.ok().flatten(),
+            Some(keeper)
+        );
         let again = store
             .claim_idempotency("keeper", "k", "fp", "a3", ttl)
             .await;
         assert!(matches!(again, Ok(IdempotencyClaim::InFlight { .. })));
+    }
+
+    #[tokio::test]
+    async fn a_share_full_of_live_claims_is_refused_with_when_to_retry() {
+        let store = MemoryStore::with_limits(SMALL);
+        let ttl = Duration::from_secs(60);
+        let fingerprint = "f".repeat(4 * 1024);
+        let mut refused = None;
+        for i in 0..40 {
+            let claim = store
+                .claim_idempotency("s", &format!("k{i}"), &fingerprint, "a", ttl)
+                .await;
+            if let Err(e) = claim {
+                refused = Some(e);
+                break;
+            }
+        }
+        let Some(StoreError::Full {
+            detail,
+            retry_after_ms,
+        }) = refused
+        else {
+            panic!("a share full of claims was not refused: {refused:?}");
+        };
+        assert!(detail.contains("principal"), "{detail}");
+        assert!(
+            (59_000..=60_000).contains(&retry_after_ms),
+            "{retry_after_ms}"
+        );
+        let again = store
+            .claim_idempotency("s", "late", &fingerprint, "a", ttl)
+            .await;
+        assert!(matches!(again, Err(StoreError::Full { .. })));
+        assert!(store.admit("other").await.is_ok());
     }
 
     #[tokio::test]
@@ -394,7 +493,7 @@ mod tests {
         assert!((3..20).contains(&scopes), "{scopes} scopes admitted");
         let refused = store.admit("newcomer").await;
         assert!(
-            matches!(refused, Err(StoreError::Full(m)) if m.contains("embedded store is full"))
+            matches!(refused, Err(StoreError::Full { detail: m, .. }) if m.contains("embedded store is full"))
         );
         for i in 0..scopes {
             let kept = store

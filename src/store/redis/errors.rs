@@ -27,13 +27,19 @@ pub(super) fn connection_lost(err: &RedisError) -> bool {
     err.is_io_error() || err.is_connection_dropped() || err.is_connection_refusal()
 }
 
-/// Classifies a Redis failure: data we cannot read is `Corrupt`, anything
-/// else (connection, timeout, server state) is `Unavailable`.
+/// Classifies a Redis failure: data we cannot read is `Corrupt`, a write
+/// refused at `maxmemory` is `Full`, anything else (connection, timeout,
+/// server state) is `Unavailable`.
 pub(super) fn map_redis_error(op: &str, err: &RedisError) -> StoreError {
     let wrong_data =
         err.kind() == ErrorKind::UnexpectedReturnType || err.code() == Some("WRONGTYPE");
     if wrong_data {
         StoreError::Corrupt(format!("redis {op}: {err}"))
+    } else if err.code() == Some("OOM") {
+        StoreError::Full {
+            detail: format!("redis {op}: {err}"),
+            retry_after_ms: super::headroom::RETRY_AFTER_MS,
+        }
     } else {
         StoreError::Unavailable(format!("redis {op}: {err}"))
     }

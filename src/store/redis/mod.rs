@@ -14,7 +14,8 @@
 //! `connection` (the connection in use and how it reconnects), `keeper` (the
 //! task keeping it alive), `connect` (one server, or a Sentinel-managed
 //! master), `sentinel` (finding that master), `cluster` (a Redis Cluster),
-//! `handle` (the store type and its bounded operations), `operations` (the
+//! `handle` (the store type and its bounded operations), `headroom` (refusing
+//! before execution at `maxmemory`), `operations` (the
 //! [`crate::store::Store`] methods), `errors` and `values` (failures and
 //! encodings).
 
@@ -23,6 +24,7 @@ mod connect;
 mod connection;
 mod errors;
 mod handle;
+mod headroom;
 mod keeper;
 mod keys;
 mod operations;

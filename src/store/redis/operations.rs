@@ -24,6 +24,17 @@ impl Store for RedisStore {
         .await
     }
 
+    async fn admit(&self, _scope: &str) -> Result<(), StoreError> {
+        let info: String = self
+            .bounded("admit", || async {
+                let mut conn = self.conn();
+                let info: String = cmd("INFO").arg("memory").query_async(&mut conn).await?;
+                Ok(info)
+            })
+            .await?;
+        super::headroom::Memory::parse(&info).admit()
+    }
+
     async fn put_run(
         &self,
         scope: &str,

@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 
 /// Concurrent callers of the stream.
 const CALLERS: u64 = 16;
-/// The quiet pause after the stream before the final reading.
-const QUIET: Duration = Duration::from_secs(15);
+/// The quiet pause after the stream before the final reading: past the
+/// verdict cache's idle expiry (60 s) and its next sweep.
+const QUIET: Duration = Duration::from_secs(90);
 /// One request's bound: a gateway that stops answering fails the row.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 

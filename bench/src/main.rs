@@ -26,8 +26,10 @@ mod floor;
 mod load;
 mod mistral;
 mod procs;
+mod recovery;
 mod report;
 mod scenario;
+mod soak;
 mod workload;
 
 use clap::{Parser, Subcommand};
@@ -74,12 +76,26 @@ pub struct RunArgs {
     pub connections: Vec<usize>,
     /// Scenarios to run, comma separated (default: all). One of: validate,
     /// validate-uncached, manifest, catalog, execute-memory, execute-redis,
-    /// memory, capacity, mistral.
+    /// memory, capacity, mistral; or, alone and only when named, `soak`
+    /// (three instances and Redis for `--minutes`) or `recovery` (memory
+    /// after a stream of malformed and mutated requests).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Distinct programs per shape in the memory row (`memory`).
     #[arg(long, default_value_t = 1000)]
     pub amplification_requests: u64,
+    /// Length of the soak (`--only soak`), minutes (at least half a minute).
+    #[arg(long, default_value_t = 10.0)]
+    pub minutes: f64,
+    /// Requests per second of the soak, over its three instances.
+    #[arg(long, default_value_t = 30.0)]
+    pub soak_rate: f64,
+    /// Where the soak draws its chart (default: docs/soak.svg).
+    #[arg(long)]
+    pub soak_chart: Option<PathBuf>,
+    /// Requests of the recovery row (`--only recovery`).
+    #[arg(long, default_value_t = 130_000)]
+    pub recovery_requests: u64,
     /// OpenStack Mistral's API base URL (`http://HOST:PORT/v2`) for the
     /// `mistral` row (default: `PILOTAGE_MISTRAL_URL`); without either the
     /// row is skipped, unless asked for with `--only`.

@@ -55,6 +55,25 @@ impl Proc {
     }
 }
 
+impl Proc {
+    /// Stops the process with SIGTERM (a clean shutdown: Redis syncs its
+    /// append-only file) and waits for it, at most `grace`, then kills it.
+    pub fn stop(mut self, grace: Duration) {
+        // SAFETY: kill(2) on our own child's pid; no memory is touched.
+        unsafe {
+            libc::kill(self.pid() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Drop kills what is left.
+    }
+}
+
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -195,7 +214,13 @@ fn http_ok(addr: SocketAddr, path: &str) -> bool {
 
 /// The reference legacy engine (dialect a, shipped seed).
 pub fn engine(bin: &Path, logs: &Path) -> Result<Proc, String> {
-    let addr = SocketAddr::from(([127, 0, 0, 1], free_port()?));
+    engine_on(bin, logs, free_port()?)
+}
+
+/// The reference legacy engine on `port` (a restart after an outage comes
+/// back where the gateways expect it).
+pub fn engine_on(bin: &Path, logs: &Path, port: u16) -> Result<Proc, String> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let mut c = Command::new(bin);
     c.args(["--listen", &addr.to_string()])
         .env_remove("LEGACY_ENGINE_SEED")
@@ -206,6 +231,25 @@ pub fn engine(bin: &Path, logs: &Path) -> Result<Proc, String> {
 /// `pilotage-gateway serve --config <config>` in front of `engine`, with the
 /// in-memory store or `redis`.
 pub fn gateway(
+    bin: &Path,
+    config: &Path,
+    engine: &Proc,
+    redis: Option<&Proc>,
+    extra_env: &[String],
+    logs: &Path,
+) -> Result<Proc, String> {
+    let name = if redis.is_some() {
+        "gateway-redis"
+    } else {
+        "gateway-memory"
+    };
+    gateway_named(name, bin, config, engine, redis, extra_env, logs)
+}
+
+/// [`gateway`] with its own process name (its log file),
+/// for runs with several instances.
+pub fn gateway_named(
+    name: &'static str,
     bin: &Path,
     config: &Path,
     engine: &Proc,
@@ -234,18 +278,19 @@ pub fn gateway(
             .ok_or_else(|| format!("--gateway-env {pair}: expected KEY=VALUE"))?;
         c.env(key, value);
     }
-    let name = if redis.is_some() {
-        "gateway-redis"
-    } else {
-        "gateway-memory"
-    };
     start(name, c, addr, logs, |a| http_ok(a, "/readyz"))
 }
 
 /// `redis-server` on a free port, persistence as a deployment runs it (an
 /// append-only file synced every second, no RDB snapshots), data in `logs`.
 pub fn redis(bin: &Path, logs: &Path) -> Result<Proc, String> {
-    let addr = SocketAddr::from(([127, 0, 0, 1], free_port()?));
+    redis_on(bin, logs, free_port()?)
+}
+
+/// [`redis`] on `port`: started again on the same port and directory, it
+/// loads its append-only file, so nothing acknowledged is lost.
+pub fn redis_on(bin: &Path, logs: &Path, port: u16) -> Result<Proc, String> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let mut c = Command::new(bin);
     c.args(["--port", &addr.port().to_string(), "--bind", "127.0.0.1"])
         .args([

@@ -111,13 +111,17 @@ const MEMORY: &str = "memory";
 const CAPACITY: &str = "capacity";
 /// The Mistral row's id in `--only`.
 const MISTRAL: &str = "mistral";
+/// The soak's id in `--only` (runs alone, only when asked for).
+const SOAK: &str = "soak";
+/// The recovery row's id in `--only` (runs alone, only when asked for).
+const RECOVERY: &str = "recovery";
 
 /// Scenario ids accepted by `--only`.
 pub fn ids() -> Vec<&'static str> {
     PAIRS
         .iter()
         .map(|p| p.id)
-        .chain([MEMORY, CAPACITY, MISTRAL])
+        .chain([MEMORY, CAPACITY, MISTRAL, SOAK, RECOVERY])
         .collect()
 }
 
@@ -198,6 +202,9 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
             ));
         }
     }
+    if args.only.iter().any(|o| o == SOAK || o == RECOVERY) {
+        return run_alone(&args).await;
+    }
     if args.connections.is_empty() || args.connections.contains(&0) {
         return Err("--connections needs positive counts".into());
     }
@@ -227,6 +234,62 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
     }
     let report = result?;
     report.write(&args)
+}
+
+/// The soak or the recovery row: long runs of their own that print their
+/// figures and leave the generated report alone.
+async fn run_alone(args: &RunArgs) -> Result<(), String> {
+    let [id] = args.only.as_slice() else {
+        return Err(format!(
+            "'{SOAK}' and '{RECOVERY}' run alone: pass `--only {SOAK}` or `--only {RECOVERY}`"
+        ));
+    };
+    let bins = binaries(args)?;
+    let logs = std::env::temp_dir().join(format!("pilotage-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    let result = if id == SOAK {
+        let chart = args
+            .soak_chart
+            .clone()
+            .unwrap_or_else(crate::soak::default_chart);
+        crate::soak::run(crate::soak::SoakArgs {
+            minutes: args.minutes,
+            rate: args.soak_rate,
+            chart: &chart,
+            gateway_bin: &bins.gateway,
+            engine_bin: &bins.engine,
+            redis_bin: &args.redis_bin,
+            gateway_env: &args.gateway_env,
+            logs: &logs,
+        })
+        .await
+    } else {
+        recovery(args, &bins, &logs).await
+    };
+    if args.keep_logs || result.is_err() {
+        eprintln!("process logs kept in {}", logs.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&logs);
+    }
+    result
+}
+
+async fn recovery(args: &RunArgs, bins: &Binaries, logs: &Path) -> Result<(), String> {
+    let engine = procs::engine(&bins.engine, logs)?;
+    let gateway = procs::gateway(
+        &bins.gateway,
+        &args.config,
+        &engine,
+        None,
+        &args.gateway_env,
+        logs,
+    )?;
+    println!(
+        "recovery [{RECOVERY}] · {} malformed and mutated requests, 16 at a time, a fresh gateway (embedded store)",
+        args.recovery_requests
+    );
+    crate::recovery::run(&gateway, args.recovery_requests).await?;
+    Ok(())
 }
 
 async fn run_in(

@@ -25,20 +25,42 @@ pub struct Verdict {
 /// bytes of its verdicts (`cache.verdict_bytes`): a verdict's plan and
 /// diagnostics grow with its program, so a count would bound nothing.
 pub struct VerdictCache {
-    cache: moka::future::Cache<String, Arc<Verdict>>,
+    cache: Arc<moka::future::Cache<String, Arc<Verdict>>>,
 }
+
+/// A verdict nobody asked for this long leaves: execute follows its validate
+/// within seconds, and a burst of one-off programs (a fuzzer, a scan) must
+/// not hold the cache's whole budget for the full time to live.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(60);
+/// How often expired verdicts are swept out. moka evicts only while the cache
+/// is used; without the sweep a gateway gone quiet after a burst kept every
+/// expired verdict resident.
+const SWEEP: std::time::Duration = std::time::Duration::from_secs(20);
 
 impl VerdictCache {
     pub fn new(max_bytes: u64) -> Self {
-        Self {
-            cache: moka::future::Cache::builder()
+        let cache = Arc::new(
+            moka::future::Cache::builder()
                 .max_capacity(max_bytes)
                 .weigher(|key: &String, verdict: &Arc<Verdict>| {
                     crate::weigh::as_weight(crate::weigh::text(key) + verdict.weight())
                 })
                 .time_to_live(std::time::Duration::from_secs(600))
+                .time_to_idle(IDLE)
                 .build(),
+        );
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            // Holds the cache weakly: the sweep ends with the cache.
+            let weak = Arc::downgrade(&cache);
+            runtime.spawn(async move {
+                loop {
+                    tokio::time::sleep(SWEEP).await;
+                    let Some(cache) = weak.upgrade() else { return };
+                    cache.run_pending_tasks().await;
+                }
+            });
         }
+        Self { cache }
     }
 
     /// Verdicts held (moka counts lazily: settled first).

@@ -51,7 +51,7 @@ pub struct EngineConfig {
     /// `[engine.auth]`: the credentials presented to this engine, as paths
     /// of the files holding them (`engines::credentials`).
     #[serde(default)]
-    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
+    #[schemars(with = "Option<crate::engines::credentials::settings::AuthSchema>")]
     pub auth: crate::engines::credentials::settings::AuthTable,
     /// Every other key of the table: the adapter's own tables, as written.
     /// The adapter's registry row reads them and refuses the keys it does

@@ -463,3 +463,48 @@ mod tests {
         );
     }
 }
+
+/// The keys `[engine.auth]` takes, for the configuration's JSON Schema
+/// (the table itself is read by [`AuthTable`], which refuses inline secrets
+/// with a message naming the `_file` key to use).
+#[derive(schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct AuthSchema {
+    /// A file holding a bearer token sent to the engine.
+    token_file: Option<String>,
+    /// Send the token bare in this header instead of `Authorization`
+    /// (e.g. `X-Auth-Token`).
+    token_header: Option<String>,
+    /// Basic credentials: the user name.
+    username: Option<String>,
+    /// Basic credentials: a file holding the password.
+    password_file: Option<String>,
+    /// Extra headers, each value from a file: `{ "X-Api-Key" = { file = "..." } }`.
+    headers: Option<BTreeMap<String, HeaderFile>>,
+    /// PEM client certificate for mutual TLS.
+    client_cert_file: Option<String>,
+    /// PEM key of the client certificate.
+    client_key_file: Option<String>,
+    /// OAuth 2.0 client credentials: the token endpoint.
+    token_url: Option<String>,
+    /// OAuth 2.0 client credentials: the client id.
+    client_id: Option<String>,
+    /// OAuth 2.0 client credentials: a file holding the client secret.
+    client_secret_file: Option<String>,
+    /// OAuth 2.0 client credentials: the scope asked for.
+    scope: Option<String>,
+    /// OAuth 2.0 client credentials: sent as `audience`.
+    audience: Option<String>,
+    /// OAuth 2.0 client credentials: sent as `resource` (RFC 8707).
+    resource: Option<String>,
+}
+
+/// One extra header's value, read from a file.
+#[derive(schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct HeaderFile {
+    /// The file holding the header's value.
+    file: String,
+}

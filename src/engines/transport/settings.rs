@@ -15,6 +15,7 @@ pub struct BreakerSettings {
     pub failure_ratio: f64,
     /// ...once the window holds at least this many calls.
     pub min_calls: u32,
+    /// The window, in milliseconds, the counts above are taken over.
     pub window_ms: u64,
     /// How long an open breaker fails calls fast before one probe call
     /// decides whether it closes.
@@ -43,6 +44,7 @@ pub struct RetryBudgetSettings {
     /// ...plus this many per second of the window, so a quiet engine's
     /// occasional failure is still retried.
     pub min_per_second: u32,
+    /// The window, in milliseconds, the counts above are taken over.
     pub window_ms: u64,
 }
 

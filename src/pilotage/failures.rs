@@ -31,9 +31,12 @@ pub fn internal(e: &EngineError) -> RequestError {
         EngineError::NotStarted(_) => {
             "the workflow engine refused to start the run; nothing was executed: retry later, and report it to the operator if it persists".to_string()
         }
-        EngineError::Failed(_) | EngineError::RunBroken { .. } => {
-            "the workflow engine failed (the cause is in the gateway's log); nothing was executed: retry later, and report it to the operator if it persists".to_string()
-        }
+        EngineError::Failed(m) | EngineError::RunBroken { message: m, .. } => format!(
+            "the workflow engine failed{} (the cause is in the gateway's log); nothing was executed: retry later, and report it to the operator if it persists",
+            answered_status(m)
+                .map(|status| format!(": the engine answered HTTP {status}"))
+                .unwrap_or_default()
+        ),
     });
     match e.retry_after() {
         // Whole milliseconds, rounded up, as every `retry_after_ms`.
@@ -60,4 +63,13 @@ pub fn store_internal(e: &StoreError, consequence: &str) -> RequestError {
             "the gateway's store failed (the cause is in its log); {consequence}"
         )),
     }
+}
+
+/// The HTTP status in the adapters' own "answered HTTP NNN" wording: the
+/// one part of an engine's failed answer a caller can act on (a 401 or 403
+/// says the gateway's credentials, a 503 that the engine sheds load).
+fn answered_status(message: &str) -> Option<&str> {
+    let (_, after) = message.split_once("answered HTTP ")?;
+    let status = after.get(..3)?;
+    status.bytes().all(|b| b.is_ascii_digit()).then_some(status)
 }

@@ -57,6 +57,27 @@ impl Memory {
     }
 }
 
+/// The `INFO` texts of an answer: one from a single server, one per
+/// node from a cluster (a map or list of them).
+pub(super) fn node_texts(answer: &redis::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    collect(answer, &mut out);
+    out
+}
+
+fn collect(value: &redis::Value, out: &mut Vec<String>) {
+    match value {
+        redis::Value::BulkString(bytes) => out.push(String::from_utf8_lossy(bytes).into_owned()),
+        redis::Value::SimpleString(text) => out.push(text.clone()),
+        redis::Value::VerbatimString { text, .. } => out.push(text.clone()),
+        redis::Value::Array(items) | redis::Value::Set(items) => {
+            items.iter().for_each(|v| collect(v, out))
+        }
+        redis::Value::Map(pairs) => pairs.iter().for_each(|(_, v)| collect(v, out)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,14 +25,17 @@ impl Store for RedisStore {
     }
 
     async fn admit(&self, _scope: &str) -> Result<(), StoreError> {
-        let info: String = self
+        // A cluster answers INFO once per master: every one must have room.
+        let info: redis::Value = self
             .bounded("admit", || async {
                 let mut conn = self.conn();
-                let info: String = cmd("INFO").arg("memory").query_async(&mut conn).await?;
+                let info: redis::Value = cmd("INFO").arg("memory").query_async(&mut conn).await?;
                 Ok(info)
             })
             .await?;
-        super::headroom::Memory::parse(&info).admit()
+        super::headroom::node_texts(&info)
+            .iter()
+            .try_for_each(|text| super::headroom::Memory::parse(text).admit())
     }
 
     async fn put_run(

@@ -337,4 +337,26 @@ impl Gateway {
         self.verdicts.clear();
         self.reload_api_keys();
     }
+
+    /// Reads `auth.keys_file` again and puts its keys (beside those of
+    /// `gateway.toml`) in force, or keeps the current ones when the file is
+    /// unreadable or a key in it is wrong.
+    pub fn reload_api_keys(&self) {
+        if self.config.auth.keys_file.is_empty() {
+            return;
+        }
+        match self.config.reloaded_api_keys() {
+            Ok(keys) => {
+                let before = self.auth.key_count();
+                self.auth.replace_keys(&keys);
+                tracing::info!(keys = keys.len(), before, "API keys reloaded");
+            }
+            Err(problems) => {
+                for p in problems {
+                    tracing::warn!(file = %p.file, key = %p.key, problem = %p.problem,
+                        fix = %p.fix, "API keys file not reloaded; keeping the keys in force");
+                }
+            }
+        }
+    }
 }

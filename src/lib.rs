@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod pilotage;
 pub mod reload;
+pub mod shipped;
 pub mod store;
 pub mod telemetry;
 pub mod tls;

@@ -229,8 +229,8 @@ fn describe(body: &[u8]) -> String {
     }
 }
 
-/// The markdown table of the rows, with the run's machine line.
-pub fn markdown(report: &crate::report::Report, rows: &[Amplification]) -> String {
+/// The markdown table of the rows, under the run's machine line and commit.
+pub fn markdown(machine_line: &str, commit: Option<&str>, rows: &[Amplification]) -> String {
     use std::fmt::Write;
     let mut md = String::new();
     if rows.is_empty() {
@@ -241,11 +241,8 @@ pub fn markdown(report: &crate::report::Report, rows: &[Amplification]) -> Strin
         "### Memory: a stream of distinct maximum-size programs\n\n{} · {} · release builds · \
          validate_workflow, one request at a time, a fresh gateway (embedded store, default \
          bounds and cache budgets) per shape\n",
-        report.machine_line(),
-        report
-            .commit
-            .as_deref()
-            .map_or("commit unknown".to_string(), |c| format!("commit `{c}`"))
+        machine_line,
+        commit.map_or("commit unknown".to_string(), |c| format!("commit `{c}`"))
     );
     let _ = writeln!(
         md,

@@ -488,7 +488,11 @@ impl Report {
             if !self.amplification.is_empty() {
                 let section = format!(
                     "{MEMORY_BEGIN}\n{}{MEMORY_END}\n",
-                    crate::amplification::markdown(self, &self.amplification)
+                    crate::amplification::markdown(
+                        &self.machine_line(),
+                        self.commit.as_deref(),
+                        &self.amplification,
+                    )
                 );
                 text = splice(&text, MEMORY_BEGIN, MEMORY_END, &section, Some(END));
             }

@@ -14,27 +14,6 @@ pub const ANY_HOST: &str = "*";
 /// matches on any port.
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
-/// The example configurations shipped for trying the gateway out: their
-/// session secrets and API keys are public.
-const SHIPPED_DEMOS: [(&str, &str); 4] = [
-    (
-        "deploy/gateway.local.toml",
-        include_str!("../../deploy/gateway.local.toml"),
-    ),
-    (
-        "deploy/gateway.dialect-b.toml",
-        include_str!("../../deploy/gateway.dialect-b.toml"),
-    ),
-    (
-        "deploy/gateway.dialect-c.toml",
-        include_str!("../../deploy/gateway.dialect-c.toml"),
-    ),
-    (
-        "deploy/gateway.mistral.toml",
-        include_str!("../../deploy/gateway.mistral.toml"),
-    ),
-];
-
 /// A `Host` value or an allow-list entry: a lower-case name (IPv6 without
 /// brackets) and the port, when one is given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,7 +110,7 @@ pub fn host_allow_list(server: &ServerConfig) -> Vec<String> {
 
 /// The session secret and API key hashes of each shipped demo file.
 fn shipped_demos() -> impl Iterator<Item = (&'static str, String, Vec<String>)> {
-    SHIPPED_DEMOS.iter().filter_map(|(file, text)| {
+    crate::shipped::DEMOS.iter().filter_map(|(file, text)| {
         let demo: toml::Value = toml::from_str(text).ok()?;
         let secret = demo.get("session")?.get("secret")?.as_str()?.to_string();
         let keys = demo

@@ -56,7 +56,7 @@ pub struct EngineConfig {
     /// Every other key of the table: the adapter's own tables, as written.
     /// The adapter's registry row reads them and refuses the keys it does
     /// not know, so a typo still stops the start.
-    #[schemars(with = "super::schema::AdapterTables")]
+    #[schemars(with = "crate::engines::registry::AdapterTables")]
     #[serde(flatten)]
     pub adapter: toml::Table,
 }

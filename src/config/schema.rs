@@ -7,23 +7,6 @@
 //! Draft-07 rather than 2020-12: it is the draft TOML editors understand.
 
 use super::Config;
-use crate::engines::mistral::settings::MistralSettings;
-use crate::engines::rest::mapping::EngineMapping;
-use schemars::JsonSchema;
-
-/// The adapters' own tables under an engine table: what the schema lists for
-/// the keys `EngineConfig` keeps as written. Only the table of the engine's
-/// `kind` may be given (checked at start, not by the schema).
-#[derive(JsonSchema)]
-#[allow(dead_code)] // read only by the schema derive
-pub struct AdapterTables {
-    /// `kind = "rest"`: how the engine's REST API is called and how its
-    /// answers read.
-    mapping: Option<EngineMapping>,
-    /// `kind = "mistral"`: the Mistral adapter's risk table, visibility,
-    /// polling and paging.
-    mistral: Option<MistralSettings>,
-}
 
 /// The schema of the whole file, as a JSON value.
 pub fn gateway_schema() -> serde_json::Value {

@@ -36,6 +36,20 @@ pub struct Adapter {
     pub connect: Connect,
 }
 
+/// The adapters' own tables under an engine table: what the schema lists for
+/// the keys `EngineConfig` keeps as written. Only the table of the engine's
+/// `kind` may be given (checked at start, not by the schema).
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)] // read only by the schema derive
+pub struct AdapterTables {
+    /// `kind = "rest"`: how the engine's REST API is called and how its
+    /// answers read.
+    mapping: Option<rest::mapping::EngineMapping>,
+    /// `kind = "mistral"`: the Mistral adapter's risk table, visibility,
+    /// polling and paging.
+    mistral: Option<mistral::MistralSettings>,
+}
+
 /// Every adapter this build has, the default kind first.
 const ADAPTERS: &[Adapter] = &[
     Adapter {

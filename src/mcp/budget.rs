@@ -65,7 +65,7 @@ pub async fn within_budget(
     call: impl Future<Output = Result<CallToolResult, McpError>>,
 ) -> Result<CallToolResult, McpError> {
     let result = match gw.limits.admit_call(principal, &caller) {
-        Err(refused) => Ok(super::server::envelope(Err(refused))),
+        Err(refused) => Ok(super::tools::envelope(Err(refused))),
         Ok(()) => caller.serving(call).await,
     };
     if let (Some(slot), Ok(answer)) = (retry_after, &result)

@@ -3,7 +3,7 @@
 //! caller gets an `internal` request error (counted like any other) and the
 //! cause goes to the log, never to the caller.
 
-use super::server::envelope;
+use super::tools::envelope;
 use crate::pilotage::RequestError;
 use futures_util::FutureExt;
 use rmcp::ErrorData as McpError;

@@ -9,7 +9,7 @@
 use super::arguments::LiftedArguments;
 use super::budget;
 use super::tool_list::{self, ToolRole, ToolSpec};
-use super::tools::{self, Args, Reply, manifest};
+use super::tools::{self, Args, envelope, manifest};
 use crate::auth::Principal;
 use crate::auth::policy::Permissions;
 use crate::gateway::Gateway;
@@ -17,9 +17,9 @@ use crate::pilotage::{EXTENSION_ID, VERSION};
 use crate::telemetry::tool_call;
 use crate::telemetry::trace_context::TraceContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ResultType, Tool,
+    ProtocolVersion, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -184,24 +184,6 @@ impl PilotageServer {
             }
         }
     }
-}
-
-/// `CallToolResult` with structuredContent always and a one-line summary.
-/// The value is moved into the result, never copied.
-pub(super) fn envelope(result: tools::ToolResult) -> CallToolResult {
-    let (structured, summary, is_error) = match result {
-        Ok(Reply {
-            structured,
-            summary,
-        }) => (structured, summary, false),
-        Err(e) => (e.to_structured(), e.to_string(), true),
-    };
-    let mut out = CallToolResult::success(vec![ContentBlock::text(summary)]);
-    out.structured_content = Some(structured);
-    out.is_error = Some(is_error);
-    // Required on 2026-07-28; rmcp removes it for older revisions.
-    out.result_type = Some(ResultType::COMPLETE);
-    out
 }
 
 impl ServerHandler for PilotageServer {

@@ -11,6 +11,7 @@ pub mod trace;
 pub mod validate;
 
 use crate::pilotage::RequestError;
+use rmcp::model::{CallToolResult, ContentBlock, ResultType};
 use serde_json::{Map, Value};
 
 /// What a tool answers: a Pilotage value, or a request error.
@@ -29,6 +30,24 @@ impl Reply {
             summary: summary.into(),
         }
     }
+}
+
+/// `CallToolResult` with structuredContent always and a one-line summary.
+/// The value is moved into the result, never copied.
+pub fn envelope(result: ToolResult) -> CallToolResult {
+    let (structured, summary, is_error) = match result {
+        Ok(Reply {
+            structured,
+            summary,
+        }) => (structured, summary, false),
+        Err(e) => (e.to_structured(), e.to_string(), true),
+    };
+    let mut out = CallToolResult::success(vec![ContentBlock::text(summary)]);
+    out.structured_content = Some(structured);
+    out.is_error = Some(is_error);
+    // Required on 2026-07-28; rmcp removes it for older revisions.
+    out.result_type = Some(ResultType::COMPLETE);
+    out
 }
 
 /// The arguments of a call, with helpers that read reserved members.

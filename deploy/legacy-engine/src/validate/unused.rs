@@ -8,8 +8,6 @@
 
 use std::collections::HashSet;
 
-use super::problem::Kind;
-use super::walker::Walker;
 use crate::language::path::Where;
 
 /// What the walk learns about which outputs are read.
@@ -21,17 +19,13 @@ pub(super) struct Flow {
     pub referenced: HashSet<String>,
 }
 
-impl Walker<'_> {
-    pub(super) fn unused_outputs(&mut self) {
-        let unused: Vec<(String, Where)> = self
-            .flow
-            .read_calls
+impl Flow {
+    /// The read calls whose output no expression names, in document order.
+    pub(super) fn unused_outputs(&self) -> Vec<(String, Where)> {
+        self.read_calls
             .iter()
-            .filter(|(id, _)| !self.flow.referenced.contains(id))
+            .filter(|(id, _)| !self.referenced.contains(id))
             .cloned()
-            .collect();
-        for (step, at) in unused {
-            self.push(Kind::UnusedOutput { step }, at);
-        }
+            .collect()
     }
 }

@@ -84,7 +84,9 @@ impl<'a> Walker<'a> {
             }
             Some(_) => self.push_bare(Kind::BadOutputMapping),
         }
-        self.unused_outputs();
+        for (step, at) in self.flow.unused_outputs() {
+            self.push(Kind::UnusedOutput { step }, at);
+        }
         self.problems
     }
 

@@ -93,7 +93,8 @@ impl Sessionless {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_quiet_session_is_never_refused_while_another_floods() {
     let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
-        // As the demo runs: every anonymous caller is one principal.
+        // The harder case: every anonymous caller is one principal (scope
+        // "tenant"), yet each session still has a budget of its own.
         c.auth.anonymous_scope = "tenant".into();
         c.limits.anonymous = demo_budget();
     })

@@ -1,14 +1,19 @@
 // The Pilotage loop driven by the MCP Inspector CLI, as a user runs it:
 // `mcp-inspector --cli URL --method ...`, one process (one MCP connection,
-// revision 2025-11-25, no API key) per step, arguments passed with
+// revision 2025-11-25, so one session) per step, arguments passed with
 // `--tool-arg key=value`. The Inspector turns each value into the JSON type
 // the tool's inputSchema names, so the program travels as an object only
 // because the schema types it.
 //
 // Steps: tools/list, the manifest tool, validate an invalid then a valid
-// program, execute with store=true, fetch the trace by run_id. Each process
-// is a new session, so the fetch works only where anonymous callers share a
-// principal (auth.anonymous_scope = "tenant", as in deploy/gateway.local.toml).
+// program, execute with store=true (answered with the run_id and the full
+// trace), and fetch the trace by run_id from the next process. This Inspector
+// (0.15.0) has no option to send a header, so it cannot present the demo key;
+// under the demo's auth.anonymous_scope = "session" each process is a new
+// anonymous principal, and the fetch from the next process is `not_found`,
+// the same answer as for a run that never existed (checked). Fetching a
+// stored run later takes the key (Authorization: Bearer demo-key): the
+// TypeScript and Python demo loops do that.
 //
 // Usage: node loop.mjs URL
 // Each step prints `SDK=<name> revision=default step=<step> ok`; a failure
@@ -52,14 +57,20 @@ function inspector(url, args) {
   });
 }
 
-/** tools/call with `--tool-arg key=value` pairs; objects are given as JSON text. */
-async function callTool(url, name, args) {
+/** tools/call with `--tool-arg key=value` pairs (objects as JSON text); the whole result. */
+async function answer(url, name, args) {
   const pairs = Object.entries(args).flatMap(([k, v]) => [
     '--tool-arg',
     `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`,
   ]);
   const r = await inspector(url, ['--method', 'tools/call', '--tool-name', name, ...pairs]);
   check(r.structuredContent && typeof r.structuredContent === 'object', `${name}: no structuredContent`);
+  return r;
+}
+
+/** A tools/call that must succeed; its structuredContent. */
+async function callTool(url, name, args) {
+  const r = await answer(url, name, args);
   check(r.isError !== true, `${name}: isError: ${JSON.stringify(r.structuredContent)}`);
   return r.structuredContent;
 }
@@ -123,12 +134,23 @@ async function main() {
     });
     check(run.outcome?.status === 'success', `outcome ${JSON.stringify(run.outcome)}`);
     check(run.output?.echoed === 'hello', `output ${JSON.stringify(run.output)}`);
+    check(typeof run.run_id === 'string', `run_id ${run.run_id}`);
+    check(run.trace?.steps?.length === 2, `trace ${JSON.stringify(run.trace)}`);
     ok();
 
-    step = 'trace_fetch';
-    const fetched = await callTool(url, trace, { run_id: run.run_id });
-    check(fetched.run_id === run.run_id, `fetched ${fetched.run_id}`);
-    check(JSON.stringify(fetched.trace?.steps) === JSON.stringify(run.trace?.steps), 'the fetched trace differs');
+    // The next process is a new session, so a new anonymous principal: the
+    // run is not its own, and it cannot tell that run from one never made.
+    step = 'trace_fetch_is_private';
+    const fetched = await answer(url, trace, { run_id: run.run_id });
+    const never = await answer(url, trace, { run_id: 'run_00000000000000000000000000000000' });
+    check(
+      fetched.isError === true && fetched.structuredContent.error?.kind === 'not_found',
+      `another session fetched the run: ${JSON.stringify(fetched.structuredContent)}`,
+    );
+    check(
+      JSON.stringify(fetched.structuredContent) === JSON.stringify(never.structuredContent),
+      `the answer differs from a never-made run's: ${JSON.stringify(fetched.structuredContent)} vs ${JSON.stringify(never.structuredContent)}`,
+    );
     ok();
     console.log('inspector: 1 passed, 0 failed');
   } catch (e) {

@@ -1,13 +1,17 @@
 // The Pilotage loop of a new user, against the demo configuration
 // (deploy/gateway.local.toml: anonymous access, auth.anonymous_scope =
-// "tenant"), with both TypeScript SDK client packages on their default
-// settings: no API key, no revision or negotiation mode chosen.
+// "session", and the API key demo-key), with both TypeScript SDK client
+// packages on their default settings: no revision or negotiation mode chosen.
 //   @modelcontextprotocol/sdk     (v1) initialize at its latest revision
 //   @modelcontextprotocol/client  (v2) its default negotiation, and its auto
 //                                 mode (2026-07-28: no initialize, no session)
-// Steps: connect, tools/list, the manifest, validate, execute with store:
-// true, and fetch the trace by run_id from a second, fresh client (a later
-// request, found because every anonymous caller of the demo is one principal).
+// Without a key: connect, tools/list, the manifest, validate, a run, and
+// store: true, which each anonymous session keeps as its own (fetched in the
+// same session, `not_found` from a second, fresh client) and which a request
+// without a session is refused as `unsupported`, the message naming the key.
+// With the demo key (`Authorization: Bearer demo-key`, set through the
+// transport's requestInit headers): execute with store: true, and fetch the
+// trace by run_id from a second, fresh client (a later request).
 //
 // Usage: node demo.mjs URL
 // Each step prints `SDK=<name> revision=<negotiated> step=<step> ok`; a
@@ -17,6 +21,8 @@ import { readFileSync } from 'node:fs';
 
 const LANG = 'workflow/v1';
 const TIMEOUT_MS = 60_000;
+/** The demo's API key: the principal that outlives one session or request. */
+const DEMO_KEY = { headers: { Authorization: 'Bearer demo-key' } };
 
 function version(pkg) {
   const file = new URL(`./node_modules/${pkg}/package.json`, import.meta.url);
@@ -30,16 +36,17 @@ function check(cond, message) {
 const SDKS = [
   {
     name: `@modelcontextprotocol/sdk@${version('@modelcontextprotocol/sdk')}`,
-    async connect(url) {
+    async connect(url, requestInit) {
       const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
       const { StreamableHTTPClientTransport } = await import(
         '@modelcontextprotocol/sdk/client/streamableHttp.js'
       );
-      const transport = new StreamableHTTPClientTransport(new URL(url));
+      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit });
       const client = new Client({ name: 'pilotage-demo-ts-v1', version: '1' });
       await client.connect(transport, { timeout: TIMEOUT_MS });
       return {
         revision: transport.protocolVersion ?? 'default',
+        session: Boolean(transport.sessionId),
         listTools: () => client.listTools(undefined, { timeout: TIMEOUT_MS }),
         callTool: (params) => client.callTool(params, undefined, { timeout: TIMEOUT_MS }),
         close: () => client.close(),
@@ -55,14 +62,15 @@ function v2(versionNegotiation) {
   const mode = versionNegotiation ? ` (${versionNegotiation.mode})` : '';
   return {
     name: `@modelcontextprotocol/client@${version('@modelcontextprotocol/client')}${mode}`,
-    async connect(url) {
+    async connect(url, requestInit) {
       const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
-      const transport = new StreamableHTTPClientTransport(new URL(url));
+      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit });
       const options = versionNegotiation ? { versionNegotiation } : {};
       const client = new Client({ name: 'pilotage-demo-ts-v2', version: '1' }, options);
       await client.connect(transport, { timeout: TIMEOUT_MS });
       return {
         revision: client.getNegotiatedProtocolVersion() ?? 'default',
+        session: Boolean(transport.sessionId),
         listTools: () => client.listTools(undefined, { timeout: TIMEOUT_MS }),
         callTool: (params) => client.callTool(params, { timeout: TIMEOUT_MS }),
         close: () => client.close(),
@@ -81,22 +89,42 @@ const PROGRAM = {
   output: { tier: '$.steps.echo.output.value' },
 };
 
+/** A tools/call answer that carries structuredContent; the whole result. */
+async function answer(conn, name, args) {
+  const r = await conn.callTool({ name, arguments: args });
+  check(r.structuredContent && typeof r.structuredContent === 'object', `${name}: no structuredContent`);
+  return r;
+}
+
+/** A tools/call that must succeed; its structuredContent. */
+async function call(conn, name, args) {
+  const r = await answer(conn, name, args);
+  check(!r.isError, `${name}: isError: ${JSON.stringify(r.structuredContent)}`);
+  return r.structuredContent;
+}
+
+/** A tools/call that must be the request error `kind`; its error object. */
+async function refused(conn, name, args, kind) {
+  const r = await answer(conn, name, args);
+  const error = r.structuredContent.error;
+  check(r.isError === true && error?.kind === kind, `${name}: expected ${kind}, got ${JSON.stringify(r.structuredContent)}`);
+  return error;
+}
+
 async function loop(sdk, url) {
   let step = 'connect';
   let revision = 'default';
   const ok = () => console.log(`SDK=${sdk.name} revision=${revision} step=${step} ok`);
   const opened = [];
-  try {
-    const conn = await sdk.connect(url);
+  const connect = async (requestInit) => {
+    const conn = await sdk.connect(url, requestInit);
     opened.push(conn);
+    return conn;
+  };
+  try {
+    const conn = await connect(undefined);
     revision = conn.revision;
     ok();
-    const call = async (c, name, args) => {
-      const r = await c.callTool({ name, arguments: args });
-      check(r.structuredContent && typeof r.structuredContent === 'object', `${name}: no structuredContent`);
-      check(!r.isError, `${name}: isError: ${JSON.stringify(r.structuredContent)}`);
-      return r.structuredContent;
-    };
 
     step = 'list_tools';
     const { tools } = await conn.listTools();
@@ -117,17 +145,46 @@ async function loop(sdk, url) {
     check(verdict.valid === true, `invalid: ${JSON.stringify(verdict.diagnostics)}`);
     ok();
 
-    step = 'execute';
-    const run = await call(conn, execute, {
-      workflow: PROGRAM, mode: 'immediate', input: { id: 'cus_1' }, store: true,
+    const runArgs = (store) => ({
+      workflow: PROGRAM, mode: 'immediate', input: { id: 'cus_1' }, store,
       expected_catalog_version: verdict.catalog_version,
     });
-    check(run.outcome?.status === 'success', `outcome ${JSON.stringify(run.outcome)}`);
+
+    step = 'execute';
+    const plain = await call(conn, execute, runArgs(false));
+    check(plain.outcome?.status === 'success', `outcome ${JSON.stringify(plain.outcome)}`);
+    check(typeof plain.output?.tier === 'string', `output ${JSON.stringify(plain.output)}`);
     ok();
 
-    step = 'trace_fetch';
-    const later = await sdk.connect(url);
-    opened.push(later);
+    if (conn.session) {
+      // The session is the anonymous principal: what it stores is its own.
+      step = 'store_in_session';
+      const mine = await call(conn, execute, runArgs(true));
+      const again = await call(conn, trace, { run_id: mine.run_id });
+      check(again.run_id === mine.run_id, `fetched ${again.run_id}`);
+      ok();
+
+      step = 'store_is_private';
+      const stranger = await connect(undefined);
+      await refused(stranger, trace, { run_id: mine.run_id }, 'not_found');
+      ok();
+    } else {
+      // No session, no key: no later request can be this caller.
+      step = 'store_without_session';
+      const error = await refused(conn, execute, runArgs(true), 'unsupported');
+      check(error.message.includes('Authorization: Bearer'), `the refusal names no key: ${error.message}`);
+      ok();
+    }
+
+    step = 'execute_with_key';
+    const keyed = await connect(DEMO_KEY);
+    const run = await call(keyed, execute, runArgs(true));
+    check(run.outcome?.status === 'success', `outcome ${JSON.stringify(run.outcome)}`);
+    check(typeof run.run_id === 'string', `run_id ${run.run_id}`);
+    ok();
+
+    step = 'trace_fetch_with_key';
+    const later = await connect(DEMO_KEY);
     const fetched = await call(later, trace, { run_id: run.run_id });
     check(fetched.run_id === run.run_id, `fetched ${fetched.run_id}`);
     check(JSON.stringify(fetched.outcome) === JSON.stringify(run.outcome), 'the fetched outcome differs');

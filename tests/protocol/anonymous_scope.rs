@@ -228,12 +228,12 @@ fn an_unknown_scope_is_refused_at_start_naming_the_key() {
     let demo = Config::parse(&text, &path).expect("parse");
     assert_eq!(
         demo.auth.scope(),
-        Some(AnonymousScope::Tenant),
-        "the demo shares one principal"
+        Some(AnonymousScope::Session),
+        "each anonymous session of the demo is a principal of its own"
     );
     assert!(demo.validate().is_empty());
     let text = text.replace(
-        r#"anonymous_scope = "tenant""#,
+        r#"anonymous_scope = "session""#,
         r#"anonymous_scope = "tenants""#,
     );
     let problems = Config::parse(&text, &path).expect("parse").validate();

@@ -9,6 +9,8 @@
 //! - `run`, `events`: execution.
 
 mod catalog;
+#[cfg(test)]
+mod corpus_tests;
 pub mod check;
 mod client;
 pub mod cron;

@@ -20,10 +20,12 @@ pub struct Level<'a> {
 }
 
 /// Parameters n8n needs although their description does not say
-/// `required`: (node type, parameter).
-const NEEDED: [(&str, &str); 2] = [
+/// `required`: (node type, parameter). Empty code fails the run; a Webhook
+/// with an empty path can never be called.
+const NEEDED: [(&str, &str); 3] = [
     ("n8n-nodes-base.code", "jsCode"),
     ("n8n-nodes-base.code", "pythonCode"),
+    ("n8n-nodes-base.webhook", "path"),
 ];
 
 /// A JSON Pointer reference token.

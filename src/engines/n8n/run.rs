@@ -1,7 +1,7 @@
 //! Running a workflow: create it in the tenant's own project under a
-//! gateway-owned name (`pilotage-<digest>`) with the tenant's API key, run
-//! it manually from its trigger with the tenant's login (the Pilotage input
-//! becomes the trigger's output), poll the execution until it ends or the
+//! gateway-owned name (`pilotage-<digest>`) with the tenant's API key and
+//! the Pilotage input pinned as its trigger's output, run it manually from
+//! that trigger with the tenant's login, poll the execution until it ends or the
 //! deadline passes (then stop it: `TimedOut`), read it into events, and
 //! delete the execution and the workflow again: nothing is kept in n8n.
 //! n8n's refusals (`Unrecognized node type`, a version it does not have,
@@ -29,11 +29,22 @@ impl N8nEngine {
         deadline: Duration,
     ) -> Result<RunReply, EngineError> {
         let until = Instant::now() + deadline;
+        let Some(trigger) = self.trigger(tenant, program).await? else {
+            return Ok(rejected(vec![RawProblem {
+                is_error: true,
+                text: "the workflow has no trigger node: nothing can start it".into(),
+                location: Some("/nodes".into()),
+                unknown_level: None,
+            }]));
+        };
+        // The Pilotage input is the trigger's output, pinned: n8n then runs
+        // from it without waiting for a call or a schedule.
         let body = json!({
             "name": owned_name(program),
             "nodes": program.get("nodes").cloned().unwrap_or(json!([])),
             "connections": program.get("connections").cloned().unwrap_or(json!({})),
             "settings": program.get("settings").cloned().unwrap_or(json!({})),
+            "pinData": {trigger.as_str(): items(input)},
         });
         let created = self
             .call(
@@ -64,7 +75,7 @@ impl N8nEngine {
             ));
         };
         let reply = self
-            .run_created(tenant, program, input, &workflow_id, until)
+            .run_created(tenant, program, &trigger, &workflow_id, until)
             .await;
         if let Ok(r) = &reply
             && let Some(execution) = &r.engine_run_id
@@ -82,11 +93,11 @@ impl N8nEngine {
         &self,
         tenant: &str,
         program: &Value,
-        input: &Value,
+        trigger: &str,
         workflow_id: &str,
         until: Instant,
     ) -> Result<RunReply, EngineError> {
-        let start = self.start_body(tenant, program, input).await?;
+        let start = json!({"triggerToStartFrom": {"name": trigger}});
         let path = format!("/rest/workflows/{workflow_id}/run");
         let started = self
             .call(
@@ -185,16 +196,11 @@ impl N8nEngine {
         })
     }
 
-    /// The manual run's body: from the first trigger, whose output is the
-    /// Pilotage input (one item; a list gives one item per element).
-    async fn start_body(
-        &self,
-        tenant: &str,
-        program: &Value,
-        input: &Value,
-    ) -> Result<Value, EngineError> {
+    /// The name of the program's first enabled trigger node (by the node
+    /// descriptions), if it has one.
+    async fn trigger(&self, tenant: &str, program: &Value) -> Result<Option<String>, EngineError> {
         let catalog = self.node_catalog(tenant).await?;
-        let trigger = program
+        Ok(program
             .get("nodes")
             .and_then(Value::as_array)
             .into_iter()
@@ -207,26 +213,8 @@ impl N8nEngine {
                     .and_then(|t| t.default_description())
                     .is_some_and(|d| d.trigger)
             })
-            .and_then(|n| n.get("name").and_then(Value::as_str));
-        let Some(trigger) = trigger else {
-            // No trigger: n8n runs from the first node.
-            return Ok(json!({}));
-        };
-        let items: Vec<Value> = match input {
-            Value::Null => vec![json!({"json": {}})],
-            Value::Array(list) => list.iter().map(|i| json!({"json": as_item(i)})).collect(),
-            other => vec![json!({"json": as_item(other)})],
-        };
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
-        Ok(json!({"triggerToStartFrom": {
-            "name": trigger,
-            "data": {"startTime": now, "executionTime": 0, "executionIndex": 0,
-                     "source": [], "executionStatus": "success",
-                     "data": {"main": [items]}}
-        }}))
+            .and_then(|n| n.get("name").and_then(Value::as_str))
+            .map(str::to_string))
     }
 
     /// The finished execution, or `None` when `until` passed first.
@@ -352,6 +340,17 @@ fn id_text(v: &Value) -> Option<String> {
     }
 }
 
+/// The trigger's items for the Pilotage input: one item, or one per
+/// element of a list; no input is one empty item.
+fn items(input: &Value) -> Value {
+    let list: Vec<Value> = match input {
+        Value::Null => vec![json!({"json": {}})],
+        Value::Array(list) => list.iter().map(|i| json!({"json": as_item(i)})).collect(),
+        other => vec![json!({"json": as_item(other)})],
+    };
+    Value::Array(list)
+}
+
 /// An item's `json`: an object, else the value under `value`.
 fn as_item(v: &Value) -> Value {
     if v.is_object() {
@@ -442,6 +441,16 @@ mod tests {
             Some("/nodes/1")
         );
         assert_eq!(at("something else"), None);
+    }
+
+    #[test]
+    fn the_input_becomes_the_triggers_items() {
+        assert_eq!(items(&Value::Null), json!([{"json": {}}]));
+        assert_eq!(items(&json!({"a": 1})), json!([{"json": {"a": 1}}]));
+        assert_eq!(
+            items(&json!([{"a": 1}, 2])),
+            json!([{"json": {"a": 1}}, {"json": {"value": 2}}])
+        );
     }
 
     #[test]

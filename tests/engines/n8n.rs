@@ -117,7 +117,9 @@ async fn assert_nothing_left(url: &str, home: &Path, tenant: &str) {
 }
 
 fn corpus(file: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/n8n/corpus").join(file);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/n8n/corpus")
+        .join(file);
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -143,9 +145,22 @@ fn waiting(seconds: u64) -> Value {
       "connections": {"Start": {"main": [[{"node": "Pause", "type": "main", "index": 0}]]}}})
 }
 
-async fn run(engine: &N8nEngine, tenant: &str, program: &Value, input: Value, secs: u64) -> RunReply {
+async fn run(
+    engine: &N8nEngine,
+    tenant: &str,
+    program: &Value,
+    input: Value,
+    secs: u64,
+) -> RunReply {
     engine
-        .run(tenant, program, &input, None, false, Duration::from_secs(secs))
+        .run(
+            tenant,
+            program,
+            &input,
+            None,
+            false,
+            Duration::from_secs(secs),
+        )
         .await
         .unwrap_or_else(|e| panic!("the run answers: {e}"))
 }
@@ -160,7 +175,10 @@ async fn the_catalog_lists_node_types_with_a_stable_version() {
         panic!("a first listing is fresh")
     };
     assert!(capabilities.len() > 800, "{}", capabilities.len());
-    let ids: Vec<&str> = capabilities.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = capabilities
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
     let mut sorted = ids.clone();
     sorted.sort();
     assert_eq!(ids, sorted);
@@ -171,7 +189,10 @@ async fn the_catalog_lists_node_types_with_a_stable_version() {
     assert_eq!(http["kind"], "capability");
     assert_eq!(http["name"], "HTTP Request");
     assert_eq!(http["risk"], "destructive");
-    assert_eq!(http["risk_when"][0]["in"], json!(["GET", "HEAD", "OPTIONS"]));
+    assert_eq!(
+        http["risk_when"][0]["in"],
+        json!(["GET", "HEAD", "OPTIONS"])
+    );
     assert_eq!(http["n8n"]["default_version"], json!(4.5));
     assert_eq!(http["n8n"]["outputs"], 1);
     assert!(http["input_schema"]["properties"]["url"].is_object());
@@ -187,8 +208,10 @@ async fn the_catalog_lists_node_types_with_a_stable_version() {
         engine.catalog("alpha", Some(&etag)).await.unwrap(),
         CatalogFetch::NotModified
     ));
-    let CatalogFetch::Fresh { etag: beta_etag, capabilities: beta } =
-        engine.catalog("beta", None).await.unwrap()
+    let CatalogFetch::Fresh {
+        etag: beta_etag,
+        capabilities: beta,
+    } = engine.catalog("beta", None).await.unwrap()
     else {
         panic!("fresh")
     };
@@ -219,10 +242,20 @@ async fn checks_find_node_mistakes_and_pass_valid_workflows() {
         .await
         .unwrap();
     assert!(
-        found.iter().any(|p| p.location.as_deref() == Some("/nodes/1/credentials/httpBasicAuth")),
+        found
+            .iter()
+            .any(|p| p.location.as_deref() == Some("/nodes/1/credentials/httpBasicAuth")),
         "{found:?}"
     );
-    for valid in ["set-fields", "if-two-arms", "switch-routes", "webhook-respond", "filter-items"] {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/n8n/corpus/valid");
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 12);
+    for file in files {
+        let valid = file.trim_end_matches(".json");
         let found = engine
             .check("alpha", &corpus(&format!("valid/{valid}.json")), None)
             .await
@@ -238,8 +271,15 @@ async fn a_run_succeeds_with_its_input_events_and_result() {
     let engine = adapter(&url, &home);
     let reply = run(&engine, "alpha", &greeting(), json!({"who": "world"}), 60).await;
     assert_eq!(reply.state, RunState::Completed, "{reply:?}");
-    assert_eq!(reply.result, json!([{"who": "world", "greeting": "hello world"}]));
-    let nodes: Vec<&str> = reply.events.iter().filter_map(|e| e["node"].as_str()).collect();
+    assert_eq!(
+        reply.result,
+        json!([{"who": "world", "greeting": "hello world"}])
+    );
+    let nodes: Vec<&str> = reply
+        .events
+        .iter()
+        .filter_map(|e| e["node"].as_str())
+        .collect();
     assert_eq!(nodes, ["Start", "Greet"]);
     let greet = &reply.events[1];
     assert_eq!(greet["status"], "success");
@@ -275,24 +315,50 @@ async fn n8n_refusals_are_rejected_with_located_problems() {
     let Some((url, home)) = n8n() else { return };
     let _one = ONE_AT_A_TIME.lock().await;
     let engine = adapter(&url, &home);
-    let reply = run(&engine, "alpha", &corpus("broken/unknown-node-type.json"), Value::Null, 60).await;
+    let reply = run(
+        &engine,
+        "alpha",
+        &corpus("broken/unknown-node-type.json"),
+        Value::Null,
+        60,
+    )
+    .await;
     assert_eq!(reply.state, RunState::Rejected, "{reply:?}");
     assert_eq!(
         reply.problems[0].text,
         "Unrecognized node type: n8n-nodes-base.doesNotExist"
     );
     assert_eq!(reply.problems[0].location.as_deref(), Some("/nodes/1/type"));
-    let reply = run(&engine, "alpha", &corpus("broken/http-missing-url.json"), Value::Null, 60).await;
+    let reply = run(
+        &engine,
+        "alpha",
+        &corpus("broken/http-missing-url.json"),
+        Value::Null,
+        60,
+    )
+    .await;
     assert_eq!(reply.state, RunState::Rejected, "{reply:?}");
     assert!(
-        reply.problems[0].text.starts_with("WorkflowHasIssuesError: The 'Fetch' node has issues"),
+        reply.problems[0]
+            .text
+            .starts_with("WorkflowHasIssuesError: The 'Fetch' node has issues"),
         "{reply:?}"
     );
     assert_eq!(reply.problems[0].location.as_deref(), Some("/nodes/1"));
     // A node's own failure is a failed run with the node's error.
-    let reply = run(&engine, "alpha", &corpus("broken/code-syntax-error.json"), Value::Null, 60).await;
+    let reply = run(
+        &engine,
+        "alpha",
+        &corpus("broken/code-syntax-error.json"),
+        Value::Null,
+        60,
+    )
+    .await;
     assert_eq!(reply.state, RunState::Failed, "{reply:?}");
-    assert!(reply.error.as_deref().unwrap_or("").contains("Code"), "{reply:?}");
+    assert!(
+        reply.error.as_deref().unwrap_or("").contains("Code"),
+        "{reply:?}"
+    );
     assert_nothing_left(&url, &home, "alpha").await;
 }
 
@@ -310,20 +376,29 @@ async fn beta_cannot_see_alphas_runs() {
     for _ in 0..40 {
         tokio::time::sleep(Duration::from_millis(100)).await;
         let (_, body) = get_as(&url, &home, "alpha", "/api/v1/workflows?limit=250").await;
-        if let Some(w) = body["data"]
-            .as_array()
-            .and_then(|l| l.iter().find(|w| w["name"].as_str().unwrap_or("").starts_with("pilotage-")))
-        {
+        if let Some(w) = body["data"].as_array().and_then(|l| {
+            l.iter()
+                .find(|w| w["name"].as_str().unwrap_or("").starts_with("pilotage-"))
+        }) {
             seen = w["id"].as_str().map(str::to_string);
             break;
         }
     }
     let workflow = seen.expect("alpha's run has a workflow while it runs");
     assert!(
-        !workflow_names(&url, &home, "beta").await.iter().any(|n| n.starts_with("pilotage-")),
+        !workflow_names(&url, &home, "beta")
+            .await
+            .iter()
+            .any(|n| n.starts_with("pilotage-")),
         "beta sees alpha's workflow"
     );
-    let (status, _) = get_as(&url, &home, "beta", &format!("/api/v1/workflows/{workflow}")).await;
+    let (status, _) = get_as(
+        &url,
+        &home,
+        "beta",
+        &format!("/api/v1/workflows/{workflow}"),
+    )
+    .await;
     assert!(matches!(status, 403 | 404), "{status}");
     let (_, executions) = get_as(
         &url,

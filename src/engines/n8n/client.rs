@@ -71,7 +71,11 @@ impl Answer {
     }
 
     pub(super) fn error(&self) -> String {
-        format!("n8n answered HTTP {}: {}", self.status.as_u16(), self.message())
+        format!(
+            "n8n answered HTTP {}: {}",
+            self.status.as_u16(),
+            self.message()
+        )
     }
 }
 
@@ -90,9 +94,10 @@ impl N8nEngine {
     /// The tenant's secrets, read from its folder on every use (a rotated
     /// key is picked up without a restart).
     pub(super) fn secrets(&self, tenant: &str) -> Result<TenantSecrets, EngineError> {
-        let folder = self.settings.tenant_dir(tenant).ok_or_else(|| {
-            EngineError::Failed(format!("the tenant '{tenant}' has no n8n user"))
-        })?;
+        let folder = self
+            .settings
+            .tenant_dir(tenant)
+            .ok_or_else(|| EngineError::Failed(format!("the tenant '{tenant}' has no n8n user")))?;
         TenantSecrets::read(&folder).map_err(|e| {
             tracing::warn!(tenant, error = %e, "an n8n tenant's secrets do not read");
             EngineError::Failed(format!("the tenant '{tenant}' has no usable n8n user"))
@@ -166,31 +171,37 @@ impl N8nEngine {
         let body = &body;
         let (answer, cookie) = self
             .resilience
-            .call(true, self.call_timeout, "/rest/login", |deadline| async move {
-                let _permit = transport::slot(&self.in_flight, &deadline, "n8n").await?;
-                let req = self
-                    .http
-                    .post(format!("{}/rest/login", self.base))
-                    .header("browser-id", BROWSER_ID)
-                    .json(body)
-                    .timeout(deadline.remaining());
-                let broken = |e| CallError::transport(e, &deadline, "n8n");
-                let resp = crate::telemetry::engine::send("login", req, self.metrics.as_deref())
-                    .await
-                    .map_err(broken)?;
-                let cookie = auth_cookie(resp.headers());
-                let status = resp.status();
-                let retry_after = transport::retry_after(resp.headers());
-                let text = resp.text().await.map_err(broken)?;
-                Ok(LoginAnswer(
-                    Answer {
-                        status,
-                        text,
-                        retry_after,
-                    },
-                    cookie,
-                ))
-            })
+            .call(
+                true,
+                self.call_timeout,
+                "/rest/login",
+                |deadline| async move {
+                    let _permit = transport::slot(&self.in_flight, &deadline, "n8n").await?;
+                    let req = self
+                        .http
+                        .post(format!("{}/rest/login", self.base))
+                        .header("browser-id", BROWSER_ID)
+                        .json(body)
+                        .timeout(deadline.remaining());
+                    let broken = |e| CallError::transport(e, &deadline, "n8n");
+                    let resp =
+                        crate::telemetry::engine::send("login", req, self.metrics.as_deref())
+                            .await
+                            .map_err(broken)?;
+                    let cookie = auth_cookie(resp.headers());
+                    let status = resp.status();
+                    let retry_after = transport::retry_after(resp.headers());
+                    let text = resp.text().await.map_err(broken)?;
+                    Ok(LoginAnswer(
+                        Answer {
+                            status,
+                            text,
+                            retry_after,
+                        },
+                        cookie,
+                    ))
+                },
+            )
             .await
             .map(|LoginAnswer(a, c)| (a, c))
             .map_err(EngineError::from)?;

@@ -128,7 +128,10 @@ fn every_adapter_case_gives_its_code_at_its_pointer() {
             continue;
         }
         seen += 1;
-        let (code, at) = (case["code"].as_str().unwrap(), case["where"].as_str().unwrap());
+        let (code, at) = (
+            case["code"].as_str().unwrap(),
+            case["where"].as_str().unwrap(),
+        );
         let found = classified(&case, &rules);
         if !found.iter().any(|(c, p, _)| c == code && p == at) {
             failures.push(format!("{id}: want {code} at {at}, got {found:?}"));

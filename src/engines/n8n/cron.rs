@@ -20,7 +20,12 @@ const FIELDS: [(&str, u32, u32, &[&str]); 6] = [
         ],
     ),
     // 7 is Sunday too.
-    ("day of week", 0, 7, &["sun", "mon", "tue", "wed", "thu", "fri", "sat"]),
+    (
+        "day of week",
+        0,
+        7,
+        &["sun", "mon", "tue", "wed", "thu", "fri", "sat"],
+    ),
 ];
 
 /// Why `expression` is not a cron expression, if it is not.

@@ -69,7 +69,9 @@ fn matches(allowed: &Value, value: &Value) -> bool {
     let Some(condition) = allowed.get("_cnd").and_then(Value::as_object) else {
         return same(allowed, value);
     };
-    condition.iter().all(|(op, operand)| test(op, operand, value))
+    condition
+        .iter()
+        .all(|(op, operand)| test(op, operand, value))
 }
 
 /// Equality with numbers compared by value (`1` is `1.0`).
@@ -163,8 +165,16 @@ mod tests {
     #[test]
     fn show_needs_every_named_value_and_hide_any() {
         let opts = json!({"show": {"mode": ["manual"], "include": ["all", "some"]}});
-        assert!(is_shown(opts.clone(), json!({"mode": "manual", "include": "some"}), 1.0));
-        assert!(!is_shown(opts.clone(), json!({"mode": "raw", "include": "some"}), 1.0));
+        assert!(is_shown(
+            opts.clone(),
+            json!({"mode": "manual", "include": "some"}),
+            1.0
+        ));
+        assert!(!is_shown(
+            opts.clone(),
+            json!({"mode": "raw", "include": "some"}),
+            1.0
+        ));
         assert!(!is_shown(opts, json!({"mode": "manual"}), 1.0));
         let hide = json!({"hide": {"method": ["GET"]}});
         assert!(!is_shown(hide.clone(), json!({"method": "GET"}), 1.0));
@@ -179,7 +189,8 @@ mod tests {
         let from = json!({"show": {"@version": [{"_cnd": {"gte": 3.3}}]}});
         assert!(is_shown(from.clone(), json!({}), 3.4));
         assert!(!is_shown(from, json!({}), 3.2));
-        let between = json!({"hide": {"@version": [{"_cnd": {"between": {"from": 2, "to": 2.2}}}]}});
+        let between =
+            json!({"hide": {"@version": [{"_cnd": {"between": {"from": 2, "to": 2.2}}}]}});
         assert!(!is_shown(between.clone(), json!({}), 2.1));
         assert!(is_shown(between, json!({}), 2.3));
         let not = json!({"show": {"mode": [{"_cnd": {"not": "raw"}}]}});
@@ -197,8 +208,15 @@ mod tests {
             root,
             version: 1.0,
         };
-        assert!(shown(Some(&json!({"show": {"/mode": ["everyX"], "field": ["cronExpression"]}})), &scope));
-        assert!(is_shown(json!({"show": {"m": ["b"]}}), json!({"m": ["a", "b"]}), 1.0));
+        assert!(shown(
+            Some(&json!({"show": {"/mode": ["everyX"], "field": ["cronExpression"]}})),
+            &scope
+        ));
+        assert!(is_shown(
+            json!({"show": {"m": ["b"]}}),
+            json!({"m": ["a", "b"]}),
+            1.0
+        ));
     }
 
     #[test]
@@ -209,6 +227,9 @@ mod tests {
             json!({"name": "json", "default": "{}", "displayOptions": {"show": {"mode": ["raw"]}}}),
         ];
         let values = with_defaults(&props, &Map::new(), None, 1.0);
-        assert_eq!(Value::Object(values), json!({"mode": "manual", "fields": "x"}));
+        assert_eq!(
+            Value::Object(values),
+            json!({"mode": "manual", "fields": "x"})
+        );
     }
 }

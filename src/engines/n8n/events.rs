@@ -104,7 +104,12 @@ pub fn result(execution: &Value) -> Value {
         .last()
         .and_then(|t| t.pointer("/data/main/0"))
         .and_then(Value::as_array)
-        .map(|items| items.iter().filter_map(|i| i.get("json").cloned()).collect())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.get("json").cloned())
+                .collect()
+        })
         .unwrap_or_default();
     Value::Array(items)
 }
@@ -115,15 +120,15 @@ mod tests {
 
     fn execution() -> Value {
         json!({"status": "success", "data": {"resultData": {
-            "lastNodeExecuted": "Yes",
-            "runData": {
-                "Yes": [{"startTime": 1764600000005u64, "executionTime": 1, "executionStatus": "success",
-                          "data": {"main": [[{"json": {"a": 1}}]]}}],
-                "Start": [{"startTime": 1764600000000u64, "executionTime": 0, "executionStatus": "success",
-                            "data": {"main": [[{"json": {}}]]}}],
-                "If": [{"startTime": 1764600000002u64, "executionTime": 3, "executionStatus": "success",
-                         "data": {"main": [[{"json": {}}], []]}}]
-            }}}})
+        "lastNodeExecuted": "Yes",
+        "runData": {
+            "Yes": [{"startTime": 1764600000005u64, "executionTime": 1, "executionStatus": "success",
+                      "data": {"main": [[{"json": {"a": 1}}]]}}],
+            "Start": [{"startTime": 1764600000000u64, "executionTime": 0, "executionStatus": "success",
+                        "data": {"main": [[{"json": {}}]]}}],
+            "If": [{"startTime": 1764600000002u64, "executionTime": 3, "executionStatus": "success",
+                     "data": {"main": [[{"json": {}}], []]}}]
+        }}}})
     }
 
     #[test]

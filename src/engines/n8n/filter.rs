@@ -31,7 +31,15 @@ pub const OPERATORS: &[(&str, &[&str])] = &[
     (
         "number",
         &[
-            "exists", "notExists", "empty", "notEmpty", "equals", "notEquals", "gt", "lt", "gte",
+            "exists",
+            "notExists",
+            "empty",
+            "notEmpty",
+            "equals",
+            "notEquals",
+            "gt",
+            "lt",
+            "gte",
             "lte",
         ],
     ),
@@ -53,7 +61,14 @@ pub const OPERATORS: &[(&str, &[&str])] = &[
     (
         "boolean",
         &[
-            "exists", "notExists", "empty", "notEmpty", "true", "false", "equals", "notEquals",
+            "exists",
+            "notExists",
+            "empty",
+            "notEmpty",
+            "true",
+            "false",
+            "equals",
+            "notEquals",
         ],
     ),
     (
@@ -137,7 +152,11 @@ mod tests {
             out[0].location.as_deref(),
             Some("/nodes/1/parameters/conditions/conditions/1/operator")
         );
-        assert!(out[0].text.starts_with("filter operator 'startsWithish' is not an operator of type 'string'"));
+        assert!(
+            out[0]
+                .text
+                .starts_with("filter operator 'startsWithish' is not an operator of type 'string'")
+        );
         assert_eq!(
             out[1].location.as_deref(),
             Some("/nodes/1/parameters/conditions/conditions/2/operator/type")

@@ -9,10 +9,10 @@
 //! - `run`, `events`: execution.
 
 mod catalog;
-#[cfg(test)]
-mod corpus_tests;
 pub mod check;
 mod client;
+#[cfg(test)]
+mod corpus_tests;
 pub mod cron;
 pub mod display;
 mod events;

@@ -101,10 +101,7 @@ impl NodeCatalog {
             };
             let versions: Vec<Number> = match d.get("version") {
                 Some(Value::Number(n)) => vec![n.clone()],
-                Some(Value::Array(a)) => a
-                    .iter()
-                    .filter_map(|v| v.as_number().cloned())
-                    .collect(),
+                Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_number().cloned()).collect(),
                 _ => vec![Number::from(1)],
             };
             let group = d.get("group").and_then(Value::as_array);
@@ -130,10 +127,7 @@ impl NodeCatalog {
                     .unwrap_or_default(),
                 trigger,
             };
-            let default_version = d
-                .get("defaultVersion")
-                .and_then(Value::as_number)
-                .cloned();
+            let default_version = d.get("defaultVersion").and_then(Value::as_number).cloned();
             let entry = types.entry(name.to_string()).or_insert_with(|| NodeType {
                 name: name.to_string(),
                 display_name: d

@@ -142,27 +142,23 @@ fn check_value(
     let kind = p.get("type").and_then(Value::as_str).unwrap_or("");
     let wrong_type = |expected: &str, out: &mut Vec<RawProblem>| {
         out.push(super::check::error(
-            format!(
-                "parameter '{name}' is a {}, not a {expected}",
-                json_type(v)
-            ),
+            format!("parameter '{name}' is a {}, not a {expected}", json_type(v)),
             at.to_string(),
         ));
     };
     match kind {
-        "string" => {
-            if !v.is_string() {
-                wrong_type("string", out);
-            } else if name == "expression" && siblings.get("field").and_then(Value::as_str) == Some("cronExpression") {
-                if let Some(why) = v.as_str().and_then(super::cron::problem) {
-                    out.push(super::check::error(
-                        format!(
-                            "cron expression '{}' is invalid: {why}",
-                            v.as_str().unwrap_or("")
-                        ),
-                        at.to_string(),
-                    ));
-                }
+        "string" if !v.is_string() => wrong_type("string", out),
+        // The Schedule Trigger's cron rule: `{"field": "cronExpression", "expression"}`.
+        "string"
+            if name == "expression"
+                && siblings.get("field").and_then(Value::as_str) == Some("cronExpression") =>
+        {
+            let text = v.as_str().unwrap_or("");
+            if let Some(why) = super::cron::problem(text) {
+                out.push(super::check::error(
+                    format!("cron expression '{text}' is invalid: {why}"),
+                    at.to_string(),
+                ));
             }
         }
         "number" if !v.is_number() => wrong_type("number", out),
@@ -178,8 +174,15 @@ fn check_value(
         },
         "collection" => match v.as_object() {
             Some(given) => {
-                let options = p.get("options").and_then(Value::as_array).cloned().unwrap_or_default();
-                let inner = Level { top: false, ..*level };
+                let options = p
+                    .get("options")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let inner = Level {
+                    top: false,
+                    ..*level
+                };
                 check_level(&options, given, Some(root), &inner, at, out);
             }
             None => wrong_type("object", out),
@@ -216,7 +219,10 @@ fn check_option(p: &Value, name: &str, v: &Value, at: &str, out: &mut Vec<RawPro
     if allowed.is_empty() || allowed.contains(&v) {
         return;
     }
-    let listed: Vec<String> = allowed.iter().map(|a| a.to_string().replace('"', "'")).collect();
+    let listed: Vec<String> = allowed
+        .iter()
+        .map(|a| a.to_string().replace('"', "'"))
+        .collect();
     out.push(super::check::error(
         format!(
             "parameter '{name}' value {} is not one of: {}",
@@ -237,13 +243,20 @@ fn check_fixed(
     at: &str,
     out: &mut Vec<RawProblem>,
 ) {
-    let options = p.get("options").and_then(Value::as_array).cloned().unwrap_or_default();
+    let options = p
+        .get("options")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let multiple = p
         .get("typeOptions")
         .and_then(|t| t.get("multipleValues"))
         .and_then(Value::as_bool)
         == Some(true);
-    let inner = Level { top: false, ..*level };
+    let inner = Level {
+        top: false,
+        ..*level
+    };
     for (key, value) in given {
         let here = format!("{at}/{}", token(key));
         let Some(option) = options
@@ -256,12 +269,23 @@ fn check_fixed(
             ));
             continue;
         };
-        let values = option.get("values").and_then(Value::as_array).cloned().unwrap_or_default();
+        let values = option
+            .get("values")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         match value {
             Value::Array(items) if multiple => {
                 for (k, item) in items.iter().enumerate() {
                     if let Some(item) = item.as_object() {
-                        check_level(&values, item, Some(root), &inner, &format!("{here}/{k}"), out);
+                        check_level(
+                            &values,
+                            item,
+                            Some(root),
+                            &inner,
+                            &format!("{here}/{k}"),
+                            out,
+                        );
                     }
                 }
             }

@@ -194,8 +194,14 @@ mod tests {
     #[test]
     fn unnamed_node_types_are_destructive_and_named_ones_keep_their_risk() {
         let rows = default_rows();
-        assert_eq!(node_risk(&rows, "n8n-nodes-base.set", |_| None).risk, "safe");
-        assert_eq!(node_risk(&rows, "n8n-nodes-base.code", |_| None).risk, "external");
+        assert_eq!(
+            node_risk(&rows, "n8n-nodes-base.set", |_| None).risk,
+            "safe"
+        );
+        assert_eq!(
+            node_risk(&rows, "n8n-nodes-base.code", |_| None).risk,
+            "external"
+        );
         let unnamed = node_risk(&rows, "n8n-nodes-base.postgres", |_| None);
         assert_eq!(unnamed.risk, "destructive");
         assert!(unnamed.when.is_empty());

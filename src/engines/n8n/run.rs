@@ -138,7 +138,9 @@ impl N8nEngine {
             let mut events = read.as_ref().map(events::events).unwrap_or_default();
             // The run was cut short: its last word is ours, not n8n's.
             events.retain(|e| e.get("execution").is_none());
-            events.push(json!({"execution": "canceled", "error": "the run did not finish by its deadline"}));
+            events.push(
+                json!({"execution": "canceled", "error": "the run did not finish by its deadline"}),
+            );
             return Ok(RunReply {
                 engine_run_id: Some(execution_id),
                 state: RunState::TimedOut,
@@ -229,13 +231,17 @@ impl N8nEngine {
         loop {
             let left = until.saturating_duration_since(Instant::now());
             tokio::time::sleep(delay.min(left)).await;
-            let execution = self.read_execution(tenant, id).await.map_err(|e| {
-                EngineError::RunBroken {
-                    message: e.to_string(),
-                    events: Vec::new(),
-                }
-            })?;
-            let status = execution.get("status").and_then(Value::as_str).unwrap_or("");
+            let execution =
+                self.read_execution(tenant, id)
+                    .await
+                    .map_err(|e| EngineError::RunBroken {
+                        message: e.to_string(),
+                        events: Vec::new(),
+                    })?;
+            let status = execution
+                .get("status")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             let stopped = execution.get("stoppedAt").is_some_and(|s| !s.is_null());
             if stopped && !RUNNING.contains(&status) {
                 return Ok(Some(execution));
@@ -381,7 +387,8 @@ pub(super) fn refusal(message: &str, program: &Value) -> RawProblem {
     let find = |pred: &dyn Fn(&Value) -> bool| nodes.iter().position(pred);
     let location = if let Some(t) = message.strip_prefix("Unrecognized node type: ") {
         let t = t.trim();
-        find(&|n| n.get("type").and_then(Value::as_str) == Some(t)).map(|i| format!("/nodes/{i}/type"))
+        find(&|n| n.get("type").and_then(Value::as_str) == Some(t))
+            .map(|i| format!("/nodes/{i}/type"))
     } else if let Some(rest) = message.strip_prefix("Node type \"") {
         let short = rest.split('"').next().unwrap_or("");
         let version = rest
@@ -401,7 +408,8 @@ pub(super) fn refusal(message: &str, program: &Value) -> RawProblem {
         .or_else(|| message.split_once("Node \"").map(|(_, r)| r))
     {
         let name = rest.split(['\'', '"']).next().unwrap_or("");
-        find(&|n| n.get("name").and_then(Value::as_str) == Some(name)).map(|i| format!("/nodes/{i}"))
+        find(&|n| n.get("name").and_then(Value::as_str) == Some(name))
+            .map(|i| format!("/nodes/{i}"))
     } else {
         None
     };

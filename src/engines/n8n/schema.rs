@@ -32,9 +32,7 @@ fn property_schema(p: &Value) -> Option<Value> {
         "string" | "json" | "dateTime" | "color" | "credentialsSelect" => json!({"type": "string"}),
         "number" => or_expression(json!({"type": "number"})),
         "boolean" => or_expression(json!({"type": "boolean"})),
-        "options" if !loaded && !values.is_empty() => {
-            or_expression(json!({"enum": values}))
-        }
+        "options" if !loaded && !values.is_empty() => or_expression(json!({"enum": values})),
         "multiOptions" if !loaded && !values.is_empty() => {
             or_expression(json!({"type": "array", "items": {"enum": values}}))
         }
@@ -106,7 +104,10 @@ mod tests {
         ]);
         assert_eq!(schema["required"], json!(["url"]));
         assert_eq!(schema["properties"]["url"]["title"], "URL");
-        assert_eq!(schema["properties"]["method"]["anyOf"][0]["enum"], json!(["GET", "POST"]));
+        assert_eq!(
+            schema["properties"]["method"]["anyOf"][0]["enum"],
+            json!(["GET", "POST"])
+        );
         assert_eq!(schema["properties"]["amount"]["anyOf"][0]["type"], "number");
         assert!(schema["properties"].get("note").is_none());
         assert_eq!(schema["properties"]["options"]["type"], "object");

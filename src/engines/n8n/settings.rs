@@ -176,3 +176,153 @@ fn tenant_file_problems(dir: &Path) -> Vec<(String, String)> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+    use std::path::{Path, PathBuf};
+
+    /// A tenants folder with `alpha` complete and, when asked, `beta`
+    /// without its key.
+    fn tenants(broken_beta: bool) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("n8n-tenants-{:x}", rand::random::<u64>()));
+        let alpha = dir.join("alpha");
+        std::fs::create_dir_all(&alpha).unwrap();
+        std::fs::write(alpha.join("api-key"), "k").unwrap();
+        std::fs::write(
+            alpha.join("user.json"),
+            r#"{"email": "alpha@x", "password": "Pw1"}"#,
+        )
+        .unwrap();
+        if broken_beta {
+            let beta = dir.join("beta");
+            std::fs::create_dir_all(&beta).unwrap();
+            std::fs::write(
+                beta.join("user.json"),
+                r#"{"email": "b@x", "password": "P"}"#,
+            )
+            .unwrap();
+        }
+        dir
+    }
+
+    /// "key: problem" of an `n8n` engine with `keys` and `settings`.
+    fn n8n_problems(url: &str, keys: &str, settings: &str) -> Vec<String> {
+        let text = format!(
+            "[session]\nsecret = \"0123456789abcdef0123\"\n\
+             [engine]\nurl = \"http://127.0.0.1:1\"\n\
+             [engines.n]\nkind = \"n8n\"\nurl = \"{url}\"\n{keys}\n[engines.n.n8n]\n{settings}\n"
+        );
+        Config::parse(&text, Path::new("gateway.toml"))
+            .expect("parses")
+            .validate()
+            .into_iter()
+            .filter(|p| p.key.starts_with("engine"))
+            .map(|p| {
+                assert!(!p.fix.is_empty());
+                format!("{}: {}", p.key, p.problem)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_n8n_engine_with_its_tenants_folder_is_valid_and_bounded() {
+        let dir = tenants(false);
+        let settings = format!("tenants_dir = \"{}\"", dir.display());
+        let found = n8n_problems("http://127.0.0.1:5678", "", &settings);
+        assert!(found.is_empty(), "{found:?}");
+        let config = Config::parse(
+            "[engine]\nurl = \"http://127.0.0.1:5678\"\nkind = \"n8n\"\n",
+            Path::new("g.toml"),
+        )
+        .unwrap();
+        assert_eq!(crate::engines::registry::max_in_flight(&config.engine), 8);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn every_wrong_n8n_key_is_named_with_its_file_or_row() {
+        let dir = tenants(true);
+        let tenants_dir = format!("tenants_dir = \"{}\"", dir.display());
+        for (url, settings, key) in [
+            (
+                "http://127.0.0.1:5678/api/v1",
+                tenants_dir.clone(),
+                "engines.n.url",
+            ),
+            (
+                "http://127.0.0.1:5678",
+                String::new(),
+                "engines.n.n8n.tenants_dir",
+            ),
+            (
+                "http://127.0.0.1:5678",
+                "tenants_dir = \"/no/such/folder\"".into(),
+                "engines.n.n8n.tenants_dir",
+            ),
+            (
+                "http://127.0.0.1:5678",
+                tenants_dir.clone(),
+                "engines.n.n8n.tenants_dir.beta",
+            ),
+            (
+                "http://127.0.0.1:5678",
+                format!(
+                    "{tenants_dir}\nrisk = [{{ node = \"n8n-nodes-base.set\", risk = \"harmless\" }}]"
+                ),
+                "engines.n.n8n.risk[0].risk",
+            ),
+            (
+                "http://127.0.0.1:5678",
+                format!("{tenants_dir}\nrisk = [{{ node = \"\", risk = \"safe\" }}]"),
+                "engines.n.n8n.risk[0].node",
+            ),
+            (
+                "http://127.0.0.1:5678",
+                format!(
+                    "{tenants_dir}\nrisk = [{{ node = \"x\", parameter = \"method\", risk = \"safe\" }}]"
+                ),
+                "engines.n.n8n.risk[0].in",
+            ),
+            (
+                "http://127.0.0.1:5678",
+                format!("{tenants_dir}\npoll_interval_ms = 0"),
+                "engines.n.n8n.poll_interval_ms",
+            ),
+            (
+                "http://127.0.0.1:5678",
+                format!("{tenants_dir}\npoll_interval_ms = 500\nmax_poll_interval_ms = 100"),
+                "engines.n.n8n.max_poll_interval_ms",
+            ),
+            (
+                "http://127.0.0.1:5678",
+                format!("{tenants_dir}\napi_key = \"inline\""),
+                "engines.n.n8n",
+            ),
+        ] {
+            let found = n8n_problems(url, "", &settings);
+            assert!(
+                found.iter().any(|p| p.starts_with(&format!("{key}:"))),
+                "{key} not named for {settings:?}: {found:?}"
+            );
+        }
+        let beta = n8n_problems("http://127.0.0.1:5678", "", &tenants_dir);
+        assert!(beta.iter().any(|p| p.contains("api-key")), "{beta:?}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn secrets_never_come_from_the_configuration_and_tenant_names_stay_in_the_folder() {
+        let settings = super::N8nSettings {
+            tenants_dir: "/t".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            settings.tenant_dir("alpha"),
+            Some(PathBuf::from("/t/alpha"))
+        );
+        for bad in ["", "..", "../x", "a/b", ".hidden"] {
+            assert_eq!(settings.tenant_dir(bad), None, "{bad:?}");
+        }
+    }
+}

@@ -49,8 +49,8 @@ impl TenantSecrets {
                 file: folder.join("api-key").display().to_string(),
             });
         }
-        let user: serde_json::Value = serde_json::from_str(&read("user.json")?)
-            .unwrap_or(serde_json::Value::Null);
+        let user: serde_json::Value =
+            serde_json::from_str(&read("user.json")?).unwrap_or(serde_json::Value::Null);
         let field = |k: &str| {
             user.get(k)
                 .and_then(serde_json::Value::as_str)
@@ -84,8 +84,11 @@ mod tests {
         std::fs::write(dir.join("user.json"), "{\"email\": \"a@x\"}").unwrap();
         let no_password = TenantSecrets::read(&dir).unwrap_err().to_string();
         assert!(no_password.contains("user.json"), "{no_password}");
-        std::fs::write(dir.join("user.json"), "{\"email\": \"a@x\", \"password\": \"Pw1\"}")
-            .unwrap();
+        std::fs::write(
+            dir.join("user.json"),
+            "{\"email\": \"a@x\", \"password\": \"Pw1\"}",
+        )
+        .unwrap();
         let s = TenantSecrets::read(&dir).unwrap();
         assert_eq!((s.api_key.as_str(), s.email.as_str()), ("key-1", "a@x"));
         assert!(!format!("{s:?}").contains("key-1"));

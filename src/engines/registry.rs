@@ -48,6 +48,9 @@ pub struct AdapterTables {
     /// `kind = "mistral"`: the Mistral adapter's risk table, visibility,
     /// polling and paging.
     mistral: Option<mistral::MistralSettings>,
+    /// `kind = "n8n"`: the n8n adapter's tenants folder, risk table and
+    /// polling.
+    n8n: Option<n8n::N8nSettings>,
 }
 
 /// Every adapter this build has, the default kind first.

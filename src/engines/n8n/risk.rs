@@ -26,6 +26,7 @@ pub struct RiskRow {
     /// default) is one of `in`.
     #[serde(default)]
     pub parameter: Option<String>,
+    /// The values of `parameter` for which this row's risk holds.
     #[serde(default, rename = "in")]
     pub values: Option<Vec<Value>>,
     /// `safe`, `write`, `external` or `destructive`.

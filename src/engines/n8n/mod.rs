@@ -115,6 +115,8 @@ fn profile() -> EngineProfile {
             tags: String::new(),
             deprecated: String::new(),
             volatile: Vec::new(),
+            // The language reads `n8n`, the operations `risk_when`.
+            kept: vec!["risk_when".into(), "n8n".into()],
         },
         effects: BTreeMap::from([
             ("safe".into(), EffectRisk::new("safe", true, false, false)),

@@ -213,3 +213,83 @@ fn check_credentials(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::n8n::nodes::tests::fixture;
+    use serde_json::json;
+
+    fn problems(node: Value) -> Vec<(String, String)> {
+        check_workflow(fixture(), &json!({"nodes": [node]}), Some(&[]))
+            .into_iter()
+            .map(|p| (p.text, p.location.unwrap_or_default()))
+            .collect()
+    }
+
+    #[test]
+    fn expressions_pass_wherever_a_value_goes() {
+        let found = problems(
+            json!({"name": "Fetch", "type": "n8n-nodes-base.httpRequest",
+            "typeVersion": 4.2, "parameters": {"url": "={{ $json.u }}", "method": "={{ $json.m }}"}}),
+        );
+        assert!(found.is_empty(), "{found:?}");
+        let found = problems(json!({"name": "Wait", "type": "n8n-nodes-base.wait",
+            "typeVersion": 1.1, "parameters": {"amount": "={{ 2 }}", "unit": "seconds"}}));
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn only_shown_parameters_are_required() {
+        // Python code: the JavaScript code is hidden, so not required.
+        let python = problems(
+            json!({"name": "Py", "type": "n8n-nodes-base.code", "typeVersion": 2,
+            "parameters": {"language": "pythonNative", "pythonCode": "return items"}}),
+        );
+        assert!(python.is_empty(), "{python:?}");
+        let empty = problems(
+            json!({"name": "Py", "type": "n8n-nodes-base.code", "typeVersion": 2,
+            "parameters": {"language": "pythonNative", "pythonCode": ""}}),
+        );
+        assert_eq!(
+            empty,
+            [(
+                "required parameter 'pythonCode' is empty".to_string(),
+                "/nodes/0/parameters/pythonCode".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_missing_version_is_the_default_one() {
+        let found = problems(
+            json!({"name": "Fetch", "type": "n8n-nodes-base.httpRequest",
+            "parameters": {}}),
+        );
+        assert_eq!(
+            found,
+            [(
+                "required parameter 'url' is missing".to_string(),
+                "/nodes/0/parameters".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn any_shape_of_document_is_read_without_a_panic() {
+        for program in [
+            json!(null),
+            json!({"nodes": {"a": 1}}),
+            json!({"nodes": [1, "x", null, {"type": 5}, {"type": "n8n-nodes-base.set", "typeVersion": [1]}]}),
+            json!({"nodes": [{"type": "n8n-nodes-base.set", "typeVersion": 3.4, "parameters": [1]}]}),
+            json!({"nodes": [{"type": "n8n-nodes-base.set", "typeVersion": 3.4,
+                "parameters": {"assignments": 7, "options": "x", "mode": {"a": 1}}}]}),
+            json!({"nodes": [{"type": "n8n-nodes-base.if", "typeVersion": 2.2,
+                "parameters": {"conditions": {"conditions": [1, {"operator": 2}, {"operator": {"type": 3}}]}}}]}),
+            json!({"nodes": [{"type": "n8n-nodes-base.httpRequest", "typeVersion": 4.2,
+                "parameters": {"url": "http://x"}, "credentials": {"httpBasicAuth": 5}}]}),
+        ] {
+            let _ = check_workflow(fixture(), &program, Some(&[]));
+        }
+    }
+}

@@ -412,6 +412,11 @@ impl CatalogService {
         e.insert("risk".into(), Value::String(risk.risk.clone()));
         e.insert("risk_hints".into(), hints.to_json());
         e.insert("tags".into(), Value::Array(tags));
+        for member in &f.kept {
+            if let Some(v) = cap.get(member) {
+                e.insert(member.clone(), v.clone());
+            }
+        }
         Some((id, Value::Object(e), hints))
     }
 }
@@ -510,6 +515,31 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) {
 mod tests {
     use super::canonical_json;
     use serde_json::json;
+
+    #[test]
+    fn an_adapters_kept_members_reach_the_entry_and_others_do_not() {
+        let config = crate::config::Config::parse(
+            "[engine]\nkind = \"n8n\"\nurl = \"http://127.0.0.1:1\"\n",
+            std::path::Path::new("g.toml"),
+        )
+        .unwrap();
+        let engine = std::sync::Arc::new(crate::engines::n8n::N8nEngine::new(
+            &config.engine,
+            Vec::new(),
+        ));
+        let store = std::sync::Arc::new(crate::store::memory::MemoryStore::new());
+        let service = super::CatalogService::new(engine, store, 1 << 20);
+        let cap = json!({"id": "n8n-nodes-base.httpRequest", "name": "HTTP Request",
+            "risk": "destructive", "input_schema": {"type": "object"},
+            "risk_when": [{"parameter": "method", "in": ["GET"], "risk": "safe"}],
+            "n8n": {"outputs": 1}, "other": true});
+        let (id, entry, _) = service.entry(&cap).unwrap();
+        assert_eq!(id, "n8n-nodes-base.httpRequest");
+        assert_eq!(entry["risk"], "destructive");
+        assert_eq!(entry["risk_when"], cap["risk_when"]);
+        assert_eq!(entry["n8n"], json!({"outputs": 1}));
+        assert!(entry.get("other").is_none());
+    }
 
     #[test]
     fn canonical_sorts_keys_at_every_level() {

@@ -13,6 +13,8 @@
 //! location_syntax = { pattern = '^node (?P<i>\d+) arg (?P<arg>\w+)$', pointer = "/steps/{i}/with/{arg}" }
 //! # a text language, whose adapter already hands over `@LINE:COL-LINE:COL`
 //! location_syntax = "text-range"
+//! # a JSON language, whose adapter already hands over JSON Pointers
+//! location_syntax = "json-pointer"
 //! ```
 
 use regex::Regex;
@@ -71,6 +73,10 @@ pub enum LocationSyntax {
     /// well-formed range passes through unchanged and anything else does
     /// not resolve.
     TextRange,
+    /// A JSON language's locators: the adapter hands over RFC 6901 JSON
+    /// Pointers into the program, which pass through unchanged (`""` or
+    /// `/...`; anything else does not resolve).
+    JsonPointer,
 }
 
 impl Default for LocationSyntax {
@@ -104,8 +110,9 @@ impl TryFrom<RawSyntax> for LocationSyntax {
                     ..parts_of(LocationSyntax::default())
                 })),
                 "text-range" => Ok(LocationSyntax::TextRange),
+                "json-pointer" => Ok(LocationSyntax::JsonPointer),
                 other => Err(format!(
-                    "unknown location_syntax '{other}': use \"legacy\", \"jsonpath\", \"text-range\", a table of parts \
+                    "unknown location_syntax '{other}': use \"legacy\", \"jsonpath\", \"text-range\", \"json-pointer\", a table of parts \
                      {{ root, separator, index, index_base }} or {{ pattern, pointer }}"
                 )),
             },
@@ -148,7 +155,9 @@ impl TryFrom<RawSyntax> for LocationSyntax {
 fn parts_of(syntax: LocationSyntax) -> LocationParts {
     match syntax {
         LocationSyntax::Parts(p) => p,
-        LocationSyntax::Pattern { .. } | LocationSyntax::TextRange => {
+        LocationSyntax::Pattern { .. }
+        | LocationSyntax::TextRange
+        | LocationSyntax::JsonPointer => {
             unreachable!("the default syntax is described by parts")
         }
     }
@@ -190,8 +199,19 @@ impl LocationSyntax {
             }
             LocationSyntax::TextRange => crate::pilotage::text_range::TextRange::decode(location)
                 .map(|_| location.to_string()),
+            LocationSyntax::JsonPointer => is_pointer(location).then(|| location.to_string()),
         }
     }
+}
+
+/// Whether `text` is an RFC 6901 JSON Pointer: empty, or `/`-separated
+/// tokens where `~` is only ever `~0` or `~1`.
+fn is_pointer(text: &str) -> bool {
+    (text.is_empty() || text.starts_with('/'))
+        && text
+            .split('~')
+            .skip(1)
+            .all(|rest| rest.starts_with('0') || rest.starts_with('1'))
 }
 
 /// Escapes one reference token per RFC 6901 (`~` first, so `/` → `~1` stays intact).
@@ -304,6 +324,17 @@ mod tests {
         assert_eq!(text.to_pointer("@4:5-6:12").as_deref(), Some("@4:5-6:12"));
         for bad in ["", "steps[0]", "/tasks/t1", "@0:1-1:1", "@3:1-2:1", "@1:1"] {
             assert_eq!(text.to_pointer(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn json_pointers_pass_through_and_nothing_else_resolves() {
+        let pointer = syntax("\"json-pointer\"");
+        for good in ["", "/nodes/1/type", "/connections/a~1b/main/0", "/x/~0"] {
+            assert_eq!(pointer.to_pointer(good).as_deref(), Some(good), "{good:?}");
+        }
+        for bad in ["nodes/1", "$.nodes[1]", "/a~2b", "@1:1-1:2"] {
+            assert_eq!(pointer.to_pointer(bad), None, "{bad:?}");
         }
     }
 

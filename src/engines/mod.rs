@@ -2,12 +2,13 @@
 //! adapter implements [`Engine`]; the validate and execute operations and the
 //! catalog see an engine only through it. `rest` is the configurable REST
 //! mapping (`[engine.mapping]`), synchronous and asynchronous runners alike;
-//! `mistral` is OpenStack Mistral's own API; [`registry`] builds the adapter
+//! `mistral` is OpenStack Mistral's own API; `n8n` is n8n's; [`registry`] builds the adapter
 //! an engine table's `kind` names.
 
 pub mod credentials;
 pub mod json_path;
 pub mod mistral;
+pub mod n8n;
 pub mod profile;
 pub mod registry;
 pub mod rest;

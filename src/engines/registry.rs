@@ -6,7 +6,7 @@
 
 use super::SharedEngine;
 use super::credentials::EngineCredentials;
-use super::{mistral, rest};
+use super::{mistral, n8n, rest};
 use crate::config::EngineConfig;
 use crate::metrics::Metrics;
 use std::sync::Arc;
@@ -48,6 +48,9 @@ pub struct AdapterTables {
     /// `kind = "mistral"`: the Mistral adapter's risk table, visibility,
     /// polling and paging.
     mistral: Option<mistral::MistralSettings>,
+    /// `kind = "n8n"`: the n8n adapter's tenants folder, risk table and
+    /// polling.
+    n8n: Option<n8n::N8nSettings>,
 }
 
 /// Every adapter this build has, the default kind first.
@@ -70,6 +73,15 @@ const ADAPTERS: &[Adapter] = &[
             Arc::new(
                 mistral::MistralEngine::connect(config, roots, credentials).with_metrics(metrics),
             )
+        },
+    },
+    Adapter {
+        kind: "n8n",
+        table: n8n::settings::TABLE,
+        default_in_flight: n8n::settings::DEFAULT_IN_FLIGHT,
+        problems: n8n::settings::engine_problems,
+        connect: |config, roots, credentials, metrics| {
+            Arc::new(n8n::N8nEngine::connect(config, roots, credentials).with_metrics(metrics))
         },
     },
 ];

@@ -8,5 +8,6 @@ mod common;
 mod client;
 mod mapping;
 mod mistral;
+mod n8n;
 mod named;
 mod probe;

@@ -123,6 +123,7 @@ fn profile() -> EngineProfile {
             tags: "tags".into(),
             deprecated: String::new(),
             volatile: Vec::new(),
+            kept: Vec::new(),
         },
         effects: BTreeMap::from([
             ("safe".into(), EffectRisk::new("safe", true, false, false)),

@@ -178,6 +178,11 @@ pub struct CatalogFields {
     /// timestamps); they never reach an entry, so never move
     /// `catalog_version`. Listed for documentation and for `check-config`.
     pub volatile: Vec<String>,
+    /// Members of an adapter's own entries copied into the Pilotage entry
+    /// as they are (n8n's `n8n` and `risk_when`); an adapter sets them, a
+    /// configuration cannot.
+    #[serde(skip)]
+    pub kept: Vec<String>,
 }
 
 impl Default for CatalogFields {
@@ -194,6 +199,7 @@ impl Default for CatalogFields {
             tags: "tags".into(),
             deprecated: "deprecated".into(),
             volatile: vec!["usage_count".into(), "updated_at".into()],
+            kept: Vec::new(),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The shipped n8n/v1 guides: they load, the core guide stays small and
 //! has a runnable example, every example is a workflow document started by
-//! a trigger, and the closed-sets guide lists exactly the codes the n8n
+//! the trigger that fits its input, and the closed-sets guide lists exactly the codes the n8n
 //! corpus promises (`tests/n8n/corpus/cases.toml`), the reserved ones and
 //! the gateway's own `risk_ceiling`: no more, no fewer.
 
@@ -37,11 +37,16 @@ fn the_n8n_v1_guides_load_with_a_small_core_and_a_runnable_example() {
     assert!(examples.len() >= 6, "{} examples", examples.len());
     for e in &examples {
         let nodes = e.workflow["nodes"].as_array().expect("a node list");
+        // A Manual Trigger runs without input; an Execute Workflow Trigger
+        // is how a workflow takes one (n8n drops a Manual Trigger's).
+        let trigger = if e.input.is_some() {
+            "n8n-nodes-base.executeWorkflowTrigger"
+        } else {
+            "n8n-nodes-base.manualTrigger"
+        };
         assert!(
-            nodes
-                .iter()
-                .any(|n| n["type"] == "n8n-nodes-base.manualTrigger"),
-            "{} example #{} has a Manual Trigger",
+            nodes.iter().any(|n| n["type"] == trigger),
+            "{} example #{} starts with {trigger}",
             e.guide_id,
             e.index
         );

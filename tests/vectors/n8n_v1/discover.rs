@@ -76,7 +76,7 @@ async fn pil_learn_fetch_g() {
         topic.structured["guide"]["body"]
             .as_str()
             .unwrap()
-            .contains("#n")
+            .contains("the node's name")
     );
 }
 

@@ -107,8 +107,9 @@ impl LoopLanguage for N8nV1 {
     const GUIDES: &'static str = "guides/n8n-v1";
     const MIN_EXAMPLES: usize = 8;
     const CORE_GUIDE_MARKS: [&'static str; 2] = ["connections", "typeVersion"];
+    // The id itself: "set" alone is in hundreds of n8n's descriptions.
     const LOOKUP: (&'static str, &'static str, &'static str) =
-        ("set", "n8n-nodes-base.set", "safe");
+        ("n8n-nodes-base.set", "n8n-nodes-base.set", "safe");
     const PLAN_RISK: &'static str = "safe";
 
     async fn start() -> Self {

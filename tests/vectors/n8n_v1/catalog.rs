@@ -19,8 +19,9 @@ async fn pil_lookup_list_g() {
 async fn pil_lookup_pagination_g() {
     let n = N8nEnv::start().await;
     let c = n.anonymous_session().await;
-    // A search narrows n8n's several hundred node types to a few pages.
-    let query = json!({"verb": "list", "q": "trigger", "limit": 100});
+    // A search narrows n8n's several hundred node types to less than a
+    // page: Loop Over Items (splitInBatches) and Split Out.
+    let query = json!({"verb": "list", "q": "n8n-nodes-base.split", "limit": 50});
     let all: Vec<String> = catalog(&c, query).await.structured["items"]
         .as_array()
         .unwrap()
@@ -31,7 +32,7 @@ async fn pil_lookup_pagination_g() {
     let mut paged = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..(all.len() + 2) {
-        let mut args = json!({"verb": "list", "q": "trigger", "limit": 1});
+        let mut args = json!({"verb": "list", "q": "n8n-nodes-base.split", "limit": 1});
         if let Some(cur) = &cursor {
             args["cursor"] = json!(cur);
         }

@@ -15,7 +15,10 @@
 //! a folder of a fresh `tenants_dir` holding a copy of one n8n user's
 //! secrets: keyed caller a and the anonymous callers act as n8n user
 //! alpha, keyed caller b as beta, so runs stored by one test never meet
-//! another's while n8n keeps only the users `scripts/n8n` made.
+//! another's while n8n keeps only the users `scripts/n8n` made. Because
+//! tests share those users, and some compare what a user's n8n project
+//! holds before and after, the environments of one test binary are held one
+//! at a time.
 
 use super::{Engine, TestEnv, ports::rand_suffix, repo_path};
 use pilotage_gateway::config::{ApiKeyConfig, Config};
@@ -23,8 +26,9 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+use tokio::sync::{Mutex, OwnedMutexGuard};
 
 /// The configuration the suites build their gateway from.
 pub const CONFIG: &str = "deploy/gateway.n8n.toml";
@@ -166,6 +170,17 @@ pub struct N8nEnv {
     pub anonymous: String,
     /// The environment's own folder of tenant secrets.
     pub tenants_dir: PathBuf,
+    /// Held while the environment lives: one at a time per test binary.
+    _turn: OwnedMutexGuard<()>,
+}
+
+/// The turn of one environment among those of this test binary.
+async fn turn() -> OwnedMutexGuard<()> {
+    static TURN: OnceLock<Arc<Mutex<()>>> = OnceLock::new();
+    TURN.get_or_init(|| Arc::new(Mutex::new(())))
+        .clone()
+        .lock_owned()
+        .await
 }
 
 fn key_entry(name: &str, caller: &Caller) -> ApiKeyConfig {
@@ -207,6 +222,7 @@ impl N8nEnv {
     /// The suite's environment; `tweak` may change the configuration after
     /// the suite has pointed it at n8n and its tenants.
     pub async fn start_with(tweak: impl FnOnce(&mut Config)) -> N8nEnv {
+        let turn = turn().await;
         let url = n8n_url();
         let tag = format!("{:012x}", rand_suffix() & 0xffff_ffff_ffff);
         let tenants_dir = std::env::temp_dir().join(format!("pilotage-n8n-{tag}"));
@@ -255,6 +271,7 @@ impl N8nEnv {
             b,
             anonymous,
             tenants_dir,
+            _turn: turn,
         }
     }
 

@@ -130,8 +130,8 @@ async fn pil_execute_input_binding_b() {
             .is_some_and(|p| p.is_empty() || p.starts_with('/')),
         "{d}"
     );
-    // Inline too: a Manual Trigger takes no input.
-    let r = run(&c, &say_program("hi"), json!({"input": {"name": "x"}})).await;
+    // Inline too: the Execute Workflow Trigger's `name` is a string.
+    let r = run(&c, &greet_program(), json!({"input": {"name": 5}})).await;
     assert_eq!(status(&r), "validation_error", "{}", r.structured);
     assert!(codes(&r.structured).contains(&"input_binding".to_string()));
     assert_eq!(observable(&n, &n.a).await, before);

@@ -16,7 +16,7 @@ const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 /// The example configurations shipped for trying the gateway out: their
 /// session secrets and API keys are public.
-const SHIPPED_DEMOS: [(&str, &str); 5] = [
+const SHIPPED_DEMOS: [(&str, &str); 4] = [
     (
         "deploy/gateway.local.toml",
         include_str!("../../deploy/gateway.local.toml"),
@@ -32,10 +32,6 @@ const SHIPPED_DEMOS: [(&str, &str); 5] = [
     (
         "deploy/gateway.mistral.toml",
         include_str!("../../deploy/gateway.mistral.toml"),
-    ),
-    (
-        "deploy/gateway.n8n.toml",
-        include_str!("../../deploy/gateway.n8n.toml"),
     ),
 ];
 

@@ -44,6 +44,8 @@
 //! a checkout with CRLF endings serves the same bytes and the same version.
 
 mod error;
+#[cfg(test)]
+mod n8n_tests;
 mod parse;
 #[cfg(test)]
 mod tests;

@@ -20,6 +20,9 @@ pub mod redis_cluster;
 pub mod redis_sentinel;
 pub mod redis_server;
 
+// The n8n/v1 suites' gateway in front of n8n.
+pub mod n8n_gateway;
+
 use pilotage_gateway::config::Config;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

@@ -8,6 +8,7 @@ mod common;
 
 mod classify_rules;
 mod mistral_v2;
+mod n8n_v1;
 mod properties;
 mod suite;
 mod workflow_v1;

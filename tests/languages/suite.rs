@@ -66,6 +66,14 @@ pub trait LoopLanguage: Sized {
     fn input_binding(&self) -> (Value, Value, Value);
     /// A program over the capped caller's ceiling, and one under it.
     fn ceiling(&self) -> (Value, Value);
+    /// For a language no program of which reaches the reserved catch-all
+    /// `constraint` (every message its engine gives has a rule): its rule
+    /// file, relative to the repository, and an engine message no rule
+    /// matches. The suite then shows the catch-all through that file
+    /// instead of through validate.
+    fn catch_all_by_rules(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
     /// Leaves the engine as the suite found it.
     async fn finish(&self) {}
 }
@@ -305,12 +313,41 @@ pub async fn every_diagnostic_code_is_enumerated_and_reached_both_ways<L: LoopLa
     assert_eq!(good.structured["valid"], true, "{}", good.structured);
     assert!(!reached(&good.structured, "risk_ceiling"));
     covered.push("risk_ceiling".into());
+    if let Some((rules, message)) = lang.catch_all_by_rules() {
+        assert!(
+            !covered.iter().any(|c| c == "constraint"),
+            "constraint is reached by a program: drop catch_all_by_rules"
+        );
+        assert_eq!(catch_all_code(rules, &guide, message), "constraint");
+        covered.push("constraint".into());
+    }
     // Every code the guide enumerates is covered, and the guide lists each.
     let mut listed = listed(&guide, "## Diagnostic codes");
     listed.sort();
     covered.sort();
     assert_eq!(listed, covered, "the guide's codes vs the codes reached");
     lang.finish().await;
+}
+
+/// The code `rules` (a rule file) gives `message`, its allowed codes those
+/// of the closed-sets `guide`.
+fn catch_all_code(rules: &str, guide: &str, message: &str) -> String {
+    use pilotage_gateway::classify::{ClassifyContext, EngineProblem, RuleTable, Severity};
+    let allowed = listed(guide, "## Diagnostic codes").into_iter().collect();
+    let table = RuleTable::load(&repo_path(rules), &allowed).unwrap_or_else(|e| panic!("{e}"));
+    let ctx = ClassifyContext {
+        step_pointers: &Default::default(),
+        visible_names: &[],
+    };
+    let problem = EngineProblem {
+        level: Severity::Error,
+        text: message.to_string(),
+        location: None,
+    };
+    let classified = table.classify(&problem, &ctx);
+    assert!(classified.rule.is_none(), "a rule matched {message:?}");
+    assert_eq!(classified.diagnostic.message, message, "the text is kept");
+    classified.diagnostic.code
 }
 
 /// `extra`'s members added to `args`.

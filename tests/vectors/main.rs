@@ -3,7 +3,8 @@
 //! real HTTP endpoint of a gateway built by `app::build` in front of a real
 //! `legacy-engine` (or, in external mode, a whole deployment behind a load
 //! balancer); `mistral_v2` binds the vectors that apply to `mistral/v2`
-//! programs, in front of the real Mistral. `support` holds what both read;
+//! programs, in front of the real Mistral, and `n8n_v1` those that apply to
+//! `n8n/v1` programs, in front of a real n8n. `support` holds what all read;
 //! `registry` checks every server vector has a test here and a row in
 //! `docs/conformance.md`.
 
@@ -11,6 +12,7 @@
 mod common;
 
 mod mistral_v2;
+mod n8n_v1;
 mod registry;
 mod support;
 mod workflow_v1 {

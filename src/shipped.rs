@@ -22,4 +22,8 @@ pub const DEMOS: &[(&str, &str)] = &[
         "deploy/gateway.mistral.toml",
         include_str!("../deploy/gateway.mistral.toml"),
     ),
+    (
+        "deploy/gateway.n8n.toml",
+        include_str!("../deploy/gateway.n8n.toml"),
+    ),
 ];

@@ -59,6 +59,11 @@ pub struct EngineConfig {
     #[schemars(with = "crate::engines::registry::AdapterTables")]
     #[serde(flatten)]
     pub adapter: toml::Table,
+    /// The folder of the configuration file, which relative paths in the
+    /// adapter's own table are resolved against (set when the file loads).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub base_dir: std::path::PathBuf,
 }
 
 impl EngineConfig {

@@ -57,6 +57,9 @@ impl Config {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
         config.source = path.to_path_buf();
+        for engine in std::iter::once(&mut config.engine).chain(config.engines.values_mut()) {
+            engine.base_dir = config.base_dir.clone();
+        }
         Ok(config)
     }
 

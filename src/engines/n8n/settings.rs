@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 #[serde(deny_unknown_fields, default)]
 pub struct N8nSettings {
     /// A folder with one folder per tenant holding `api-key` and
-    /// `user.json`. A tenant without a folder is served nothing.
+    /// `user.json` (relative: to the configuration file's folder). A tenant
+    /// without a folder is served nothing.
     pub tenants_dir: PathBuf,
     /// Node type globs (and optional parameter conditions) → risk, first
     /// match wins. Replaces the built-in table when given; a node type no
@@ -47,14 +48,20 @@ pub const TABLE: &str = "n8n";
 
 /// The settings of an engine table (the defaults when it has none), or why
 /// its `[engine.n8n]` does not read.
+/// A relative `tenants_dir` is resolved against the configuration file's
+/// folder, as every other path of the file is.
 pub fn read(config: &EngineConfig) -> Result<N8nSettings, String> {
-    match config.adapter.get(TABLE) {
-        None => Ok(N8nSettings::default()),
+    let mut settings: N8nSettings = match config.adapter.get(TABLE) {
+        None => return Ok(N8nSettings::default()),
         Some(table) => table
             .clone()
             .try_into()
-            .map_err(|e: toml::de::Error| e.message().to_string()),
+            .map_err(|e: toml::de::Error| e.message().to_string())?,
+    };
+    if !settings.tenants_dir.as_os_str().is_empty() && settings.tenants_dir.is_relative() {
+        settings.tenants_dir = config.base_dir.join(&settings.tenants_dir);
     }
+    Ok(settings)
 }
 
 /// The `kind = "n8n"` checks of an engine table, as (key under `engine`,

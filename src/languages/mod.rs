@@ -82,12 +82,14 @@ pub trait Language: Send + Sync {
     fn step_locators(&self, steps: &[StepInfo]) -> HashMap<String, String>;
 
     /// The static plan (Part II §5.6); `risk_of` gives a visible
-    /// capability's risk and hints.
+    /// capability's risk and hints, given the step's parameters when the
+    /// language has them (a catalog entry's risk can depend on a parameter
+    /// value, as an HTTP method does).
     fn plan(
         &self,
         program: &Value,
         steps: &[StepInfo],
-        risk_of: &dyn Fn(&str) -> Option<(String, RiskHints)>,
+        risk_of: &dyn Fn(&str, Option<&Value>) -> Option<(String, RiskHints)>,
     ) -> Value;
 
     /// The hints aggregated over a plan (`max_risk_hints`).

@@ -1,12 +1,13 @@
 //! Languages as plug-ins: the [`Language`] trait every language implements,
 //! the step model they share ([`steps`]), and one folder per language
-//! (`workflow_v1/`, `mistral_v2/`), which never imports another. The validate and
+//! (`workflow_v1/`, `mistral_v2/`, `n8n_v1/`), which never imports another. The validate and
 //! execute operations, the tools and the gateway see a language only through
 //! this trait; [`registry`] maps a `[[language]]` table's kind to its
 //! implementation, one line per language.
 
 pub mod binding;
 pub mod mistral_v2;
+pub mod n8n_v1;
 pub mod registry;
 pub mod steps;
 pub mod workflow_v1;

@@ -15,9 +15,11 @@ pub type Described<'v> = Option<&'v Value>;
 
 /// The number of outputs of `node`.
 pub fn outputs(node: &Node, described: Described) -> Option<usize> {
+    // The version-aware rules first: one catalog entry covers every
+    // version of a type, and Loop Over Items 1 has one output, 3 two.
     let base = match node.kind {
         SWITCH => switch_outputs(node),
-        _ => count(described, "outputs").or_else(|| built_in_outputs(node)),
+        _ => built_in_outputs(node).or_else(|| count(described, "outputs")),
     }?;
     Some(base + usize::from(error_output(node)))
 }
@@ -109,16 +111,23 @@ fn switch_outputs(node: &Node) -> Option<usize> {
     if version < 2.0 {
         return Some(4);
     }
-    let expression = node.parameter("mode").and_then(Value::as_str) == Some("expression");
-    if expression {
-        let key = if version < 3.0 {
-            "outputsAmount"
-        } else {
-            "numberOutputs"
-        };
-        return number(node.parameter(key), 4);
+    match node.parameter("mode").map(Value::as_str) {
+        None | Some(Some("rules")) => {}
+        Some(Some("expression")) => {
+            let key = if version < 3.0 {
+                "outputsAmount"
+            } else {
+                "numberOutputs"
+            };
+            return number(node.parameter(key), 4);
+        }
+        // A mode n8n does not have (the adapter's finding): unknown.
+        Some(_) => return None,
     }
-    let rules = switch_rules(node).map_or(0, Vec::len);
+    let rules = match node.parameter("rules") {
+        None => 0,
+        Some(_) => switch_rules(node)?.len(),
+    };
     let fallback = node
         .parameter("options")
         .and_then(|o| o.get("fallbackOutput"))

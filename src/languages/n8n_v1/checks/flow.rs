@@ -96,10 +96,15 @@ pub fn disconnected(wf: &Workflow) -> Vec<Diagnostic> {
     if runnable.len() < 2 {
         return Vec::new();
     }
-    let connected = connected_names(wf);
+    // Compared regardless of case: a connection naming 'set' for 'Set'
+    // is reported as such, not as a node connected to nothing.
+    let connected: HashSet<String> = connected_names(wf)
+        .into_iter()
+        .map(str::to_lowercase)
+        .collect();
     runnable
         .into_iter()
-        .filter(|n| !connected.contains(n.name))
+        .filter(|n| !connected.contains(&n.name.to_lowercase()))
         .map(|n| {
             finding(
                 Severity::Warning,

@@ -8,6 +8,8 @@
 pub mod bounds;
 pub mod checks;
 pub mod document;
+#[cfg(test)]
+mod fixtures;
 pub mod graph;
 pub mod javascript;
 mod language;

@@ -53,3 +53,95 @@ pub fn derive(wf: &Workflow, graph: &Graph, risk_of: RiskOf) -> Value {
     }
     plan.finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::N8nV1;
+    use super::super::fixtures::shapes;
+    use crate::languages::Language;
+    use crate::languages::steps::StepKind;
+    use crate::pilotage::RiskHints;
+    use serde_json::Value;
+
+    fn rows(plan: &Value) -> Vec<String> {
+        plan["steps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                let mut row = s["id"].as_str().unwrap_or("?").to_string();
+                if let Some(a) = s.get("arm") {
+                    row += &format!(" arm {}/{}", a["branch"].as_str().unwrap_or("?"), a["label"].as_str().unwrap_or("?"));
+                }
+                if let Some(l) = s.get("loop") {
+                    row += &format!(" loop {}", l.as_str().unwrap_or("?"));
+                }
+                row + &format!(" {}", s["risk"].as_str().unwrap_or("?"))
+            })
+            .collect()
+    }
+
+    /// An HTTP Request is safe when it only reads: a `risk_when` rule as
+    /// the operations evaluate it, given the node's parameters.
+    fn risks(cap: &str, parameters: Option<&Value>) -> Option<(String, RiskHints)> {
+        let reads = parameters
+            .map(|p| p.get("method").and_then(Value::as_str).unwrap_or("GET") == "GET")
+            .unwrap_or(false);
+        if cap == "n8n-nodes-base.httpRequest" && !reads {
+            return None;
+        }
+        Some(("safe".into(), RiskHints::SAFE))
+    }
+
+    #[test]
+    fn arms_joins_and_loops_walked_from_the_trigger() {
+        let l = N8nV1;
+        let p = shapes();
+        let plan = l.plan(&p, &l.steps(&p), &risks);
+        assert_eq!(
+            rows(&plan),
+            [
+                "Start safe",
+                "Items safe",
+                "Loop safe",
+                "Mark loop Loop safe",
+                "Check safe",
+                "Big arm Check/true destructive",
+                "Route arm Check/false safe",
+                "A arm Route/a safe",
+                "B arm Route/1 safe",
+                "Join safe",
+                "End safe",
+            ]
+        );
+        assert_eq!(plan["max_risk"], "destructive");
+        assert_eq!(plan["steps"][0]["calls"], "n8n-nodes-base.manualTrigger");
+    }
+
+    #[test]
+    fn steps_carry_kinds_arms_loops_and_ancestors() {
+        let l = N8nV1;
+        let p = shapes();
+        let steps = l.steps(&p);
+        assert_eq!(steps.len(), 12);
+        let by = |name: &str| steps.iter().find(|s| s.id.as_deref() == Some(name)).unwrap();
+        assert_eq!(by("Check").kind, StepKind::Branch);
+        assert_eq!(by("Route").kind, StepKind::Branch);
+        assert_eq!(by("Loop").kind, StepKind::Loop);
+        assert_eq!(by("Big").kind, StepKind::Call);
+        assert_eq!(by("Note").kind, StepKind::Other);
+        assert_eq!(by("Note").capability, None);
+        assert_eq!(by("Mark").in_loop.as_deref(), Some("Loop"));
+        assert_eq!(by("Mark").arm, None);
+        assert_eq!(by("A").arm, Some(("Route".into(), "0")));
+        assert_eq!(by("Big").arm, Some(("Check".into(), "true")));
+        let ancestors: Vec<_> = by("A").ancestors.iter().map(|(id, l)| (id.to_string(), *l)).collect();
+        assert_eq!(ancestors, [("Check".to_string(), false), ("Route".to_string(), false)]);
+        assert_eq!(by("Join").arm, None);
+        assert_eq!(by("Big").pointer, "/nodes/5");
+        assert_eq!(l.step_locators(&steps)["End"], "/nodes/10");
+        assert_eq!(l.program_name(&p).as_deref(), Some("shapes"));
+        assert_eq!(l.input_schema(&p), None);
+        assert_eq!((l.kind(), l.program_json_type(), l.locator()), ("n8n/v1", "object", "json-pointer"));
+    }
+}

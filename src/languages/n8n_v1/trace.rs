@@ -121,3 +121,77 @@ fn outcome(event: &Value, end: RunEnd) -> Outcome {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::shapes;
+    use super::*;
+    use serde_json::json;
+
+    fn run(node: &str, items: Value) -> Value {
+        json!({"node": node, "run": 0, "status": "success", "started_ms": 1, "duration_ms": 3, "items": items, "error": null})
+    }
+
+    fn decisions(trace: &[Value], i: usize) -> Vec<String> {
+        trace[i]["decisions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| d["took"].as_str().unwrap_or("?").to_string())
+            .collect()
+    }
+
+    #[test]
+    fn branches_decide_by_the_outputs_with_items_and_loops_by_batches() {
+        let p = shapes();
+        let wf = Workflow::read(&p);
+        let events = vec![
+            run("Start", json!([1])),
+            run("Items", json!([5])),
+            run("Loop", json!([0, 2])),
+            run("Mark", json!([2])),
+            run("Loop", json!([0, 2])),
+            run("Mark", json!([2])),
+            run("Loop", json!([5, 0])),
+            run("Check", json!([2, 3])),
+            run("Big", json!([2])),
+            run("Route", json!([3, 0])),
+            run("A", json!([3])),
+            run("Join", json!([5])),
+            json!({"node": "End", "run": 0, "status": "error", "duration_ms": 9, "items": [], "error": "boom"}),
+            json!({"execution": "error", "error": "boom"}),
+        ];
+        let trace = map_events(&wf, &events, RunEnd::Failed);
+        assert_eq!(trace.len(), 13);
+        assert_eq!(decisions(&trace, 2), ["continue"]);
+        assert_eq!(decisions(&trace, 6), ["exit"]);
+        assert_eq!(trace[6]["decisions"][0]["because"], "items exhausted after 2 batches");
+        assert_eq!(decisions(&trace, 7), ["true", "false"]);
+        assert_eq!(decisions(&trace, 9), ["a"]);
+        assert_eq!(trace[0]["calls"], "n8n-nodes-base.manualTrigger");
+        assert_eq!(trace[3]["output"], json!({"items": [2]}));
+        assert_eq!(trace[3]["t_ms"], 3);
+        assert_eq!(trace[12]["outcome"]["status"], "error");
+        assert_eq!(trace[12]["outcome"]["error"], "boom");
+        assert_eq!(trace[11].get("decisions"), None);
+    }
+
+    #[test]
+    fn unfinished_runs_and_empty_branches() {
+        let p = shapes();
+        let wf = Workflow::read(&p);
+        let events = vec![
+            run("Check", json!([0, 0])),
+            json!({"node": "Big", "status": "running"}),
+            json!({"node": "Ghost", "status": "success"}),
+            json!({"no node": 1}),
+        ];
+        let trace = map_events(&wf, &events, RunEnd::TimedOut);
+        assert_eq!(trace.len(), 3);
+        assert_eq!(decisions(&trace, 0), [NO_OUTPUT]);
+        assert_eq!(trace[1]["outcome"]["status"], "timeout");
+        assert_eq!(trace[2].get("calls"), None);
+        let summary = crate::languages::steps::summary::summarize(&trace);
+        assert_eq!(summary[0].get("input"), None);
+    }
+}

@@ -80,12 +80,12 @@ mod tests {
     fn view() -> CatalogView {
         CatalogView::from_capabilities(vec![
             json!({"id": "http", "risk": "destructive",
-                "risk_hints": {"readOnly": false, "destructive": true, "openWorld": true},
-                "risk_when": [
-                    {"parameter": "method", "default": "GET", "in": ["GET", "HEAD"], "risk": "safe"},
-                    {"parameter": "method", "in": ["POST"], "risk": "whatever"},
-                    {"parameter": "method", "in": ["PUT"], "risk": "write"}
-                ]}),
+            "risk_hints": {"readOnly": false, "destructive": true, "openWorld": true},
+            "risk_when": [
+                {"parameter": "method", "default": "GET", "in": ["GET", "HEAD"], "risk": "safe"},
+                {"parameter": "method", "in": ["POST"], "risk": "whatever"},
+                {"parameter": "method", "in": ["PUT"], "risk": "write"}
+            ]}),
             json!({"id": "plain", "risk": "external",
                 "risk_hints": {"readOnly": false, "destructive": false, "openWorld": true}}),
         ])
@@ -97,7 +97,10 @@ mod tests {
         let get = step_risk(&view, "http", Some(&json!({"method": "GET"}))).unwrap();
         assert_eq!(get, ("safe".to_string(), RiskHints::SAFE));
         // Left out: the rule's default applies.
-        assert_eq!(step_risk(&view, "http", Some(&json!({}))).unwrap().0, "safe");
+        assert_eq!(
+            step_risk(&view, "http", Some(&json!({}))).unwrap().0,
+            "safe"
+        );
         let put = step_risk(&view, "http", Some(&json!({"method": "PUT"}))).unwrap();
         assert_eq!(put.0, "write");
         assert!(!put.1.read_only && !put.1.destructive && !put.1.open_world);

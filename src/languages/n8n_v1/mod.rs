@@ -15,9 +15,9 @@ pub mod javascript;
 mod language;
 pub mod plan;
 pub mod ports;
-pub mod trace;
-pub mod walk;
 #[cfg(test)]
 mod tests;
+pub mod trace;
+pub mod walk;
 
 pub use language::N8nV1;

@@ -71,7 +71,11 @@ mod tests {
             .map(|s| {
                 let mut row = s["id"].as_str().unwrap_or("?").to_string();
                 if let Some(a) = s.get("arm") {
-                    row += &format!(" arm {}/{}", a["branch"].as_str().unwrap_or("?"), a["label"].as_str().unwrap_or("?"));
+                    row += &format!(
+                        " arm {}/{}",
+                        a["branch"].as_str().unwrap_or("?"),
+                        a["label"].as_str().unwrap_or("?")
+                    );
                 }
                 if let Some(l) = s.get("loop") {
                     row += &format!(" loop {}", l.as_str().unwrap_or("?"));
@@ -124,7 +128,12 @@ mod tests {
         let p = shapes();
         let steps = l.steps(&p);
         assert_eq!(steps.len(), 12);
-        let by = |name: &str| steps.iter().find(|s| s.id.as_deref() == Some(name)).unwrap();
+        let by = |name: &str| {
+            steps
+                .iter()
+                .find(|s| s.id.as_deref() == Some(name))
+                .unwrap()
+        };
         assert_eq!(by("Check").kind, StepKind::Branch);
         assert_eq!(by("Route").kind, StepKind::Branch);
         assert_eq!(by("Loop").kind, StepKind::Loop);
@@ -135,13 +144,23 @@ mod tests {
         assert_eq!(by("Mark").arm, None);
         assert_eq!(by("A").arm, Some(("Route".into(), "0")));
         assert_eq!(by("Big").arm, Some(("Check".into(), "true")));
-        let ancestors: Vec<_> = by("A").ancestors.iter().map(|(id, l)| (id.to_string(), *l)).collect();
-        assert_eq!(ancestors, [("Check".to_string(), false), ("Route".to_string(), false)]);
+        let ancestors: Vec<_> = by("A")
+            .ancestors
+            .iter()
+            .map(|(id, l)| (id.to_string(), *l))
+            .collect();
+        assert_eq!(
+            ancestors,
+            [("Check".to_string(), false), ("Route".to_string(), false)]
+        );
         assert_eq!(by("Join").arm, None);
         assert_eq!(by("Big").pointer, "/nodes/5");
         assert_eq!(l.step_locators(&steps)["End"], "/nodes/10");
         assert_eq!(l.program_name(&p).as_deref(), Some("shapes"));
         assert_eq!(l.input_schema(&p), None);
-        assert_eq!((l.kind(), l.program_json_type(), l.locator()), ("n8n/v1", "object", "json-pointer"));
+        assert_eq!(
+            (l.kind(), l.program_json_type(), l.locator()),
+            ("n8n/v1", "object", "json-pointer")
+        );
     }
 }

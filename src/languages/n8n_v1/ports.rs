@@ -27,12 +27,10 @@ pub fn outputs(node: &Node, described: Described) -> Option<usize> {
 /// The number of inputs of `node`.
 pub fn inputs(node: &Node, described: Described) -> Option<usize> {
     match node.kind {
-        MERGE if node.version.is_none_or(|v| v >= 3.0) => {
-            match node.parameter("numberInputs") {
-                None => Some(2),
-                Some(n) => n.as_u64().and_then(|n| usize::try_from(n).ok()),
-            }
-        }
+        MERGE if node.version.is_none_or(|v| v >= 3.0) => match node.parameter("numberInputs") {
+            None => Some(2),
+            Some(n) => n.as_u64().and_then(|n| usize::try_from(n).ok()),
+        },
         MERGE => Some(2),
         _ => count(described, "inputs"),
     }

@@ -74,10 +74,13 @@ fn read_json(path: &Path) -> Value {
 /// A view with one capability per node type n8n described, its ports as
 /// the adapter's entries give them: a number when n8n lists them.
 pub(super) fn corpus_view() -> CatalogView {
-    let descriptions = read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/n8n/node-types.json"));
+    let descriptions =
+        read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/n8n/node-types.json"));
     let mut entries: Vec<Value> = Vec::new();
     for d in descriptions.as_array().into_iter().flatten() {
-        let Some(id) = d["name"].as_str() else { continue };
+        let Some(id) = d["name"].as_str() else {
+            continue;
+        };
         if entries.iter().any(|e| e["id"] == id) {
             continue;
         }
@@ -210,7 +213,6 @@ fn every_valid_workflow_draws_no_error() {
     assert_eq!(seen, 12);
 }
 
-
 #[test]
 fn a_name_that_differs_in_case_is_named_in_the_hint() {
     let program = read_json(&corpus().join("broken/connection-target-case.json"));
@@ -220,4 +222,115 @@ fn a_name_that_differs_in_case_is_named_in_the_hint() {
         found[0].hint.as_deref(),
         Some("node names are case-sensitive: the node is named 'Set'")
     );
+}
+
+/// Asserts `value` has the shape of `$defs[name]` of the specification's
+/// schema, when the schema is next to the repository (CI has it).
+fn assert_shape(value: &Value, name: &str) {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/pilotage/pilotage.schema.json");
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    let mut root: Value = serde_json::from_str(&text).expect("the schema is JSON");
+    root["$ref"] = json!(format!("#/$defs/{name}"));
+    if let Some(obj) = root.as_object_mut() {
+        obj.remove("$id");
+    }
+    let validator = jsonschema::validator_for(&root).expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:?}\n{value:#}");
+}
+
+#[test]
+fn plans_and_traces_have_the_specifications_shape() {
+    let l = N8nV1;
+    let p = super::fixtures::shapes();
+    let plan = l.plan(&p, &l.steps(&p), &|_, _| None);
+    assert_shape(&plan, "Plan");
+    let events = vec![
+        json!({"node": "Loop", "run": 0, "status": "success", "duration_ms": 1, "items": [0, 2]}),
+        json!({"node": "Check", "run": 0, "status": "success", "duration_ms": 1, "items": [1, 0]}),
+        json!({"node": "Big", "run": 0, "status": "error", "error": "refused"}),
+    ];
+    let trace = l.trace(
+        &p,
+        &events,
+        &crate::engines::profile::EngineProfile::default(),
+        &[],
+        crate::languages::RunEnd::Failed,
+    );
+    for step in trace.iter().chain(&l.summarize(&trace)) {
+        assert_shape(step, "TraceStep");
+    }
+}
+
+/// Every corpus workflow with parts of it swapped for odd values (wrong
+/// types, missing nodes, deep nesting, cycles) goes through every method
+/// without a panic.
+#[test]
+fn damaged_workflows_never_panic() {
+    let odd = [
+        json!(null),
+        json!(7),
+        json!("={{ $('"),
+        json!("={{ }}"),
+        json!([[{"node": "Start", "index": 99}]]),
+        json!({"main": [[{"node": "Start"}], null, 3]}),
+        json!([1, [2, {"a": "={{ $node.Start }}"}]]),
+        json!(""),
+    ];
+    let view = corpus_view();
+    let l = N8nV1;
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for case in cases() {
+        let original = read_json(&corpus().join(text(&case, "file")));
+        for _ in 0..40 {
+            let mut program = original.clone();
+            let mut at = &mut program;
+            // Walk down a random path, then swap what is there.
+            for _ in 0..(next() % 6) {
+                let len = match &*at {
+                    Value::Object(m) => m.len(),
+                    Value::Array(a) => a.len(),
+                    _ => 0,
+                };
+                if len == 0 {
+                    break;
+                }
+                let k = (next() % len as u64) as usize;
+                at = match at {
+                    Value::Object(m) => m.values_mut().nth(k).expect("k < len"),
+                    Value::Array(a) => &mut a[k],
+                    _ => unreachable!("a container"),
+                };
+            }
+            *at = odd[(next() % odd.len() as u64) as usize].clone();
+            let _ = findings(&program, &view);
+            let steps = l.steps(&program);
+            let plan = l.plan(&program, &steps, &|_, _| None);
+            assert!(plan["steps"].is_array());
+            let events: Vec<Value> = steps
+                .iter()
+                .map(|s| json!({"node": s.id, "status": "success", "items": [1, 0, 2]}))
+                .collect();
+            let _ = l.trace(
+                &program,
+                &events,
+                &crate::engines::profile::EngineProfile::default(),
+                &steps,
+                crate::languages::RunEnd::Completed,
+            );
+            let _ = l.program_name(&program);
+        }
+    }
 }

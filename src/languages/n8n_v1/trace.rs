@@ -84,7 +84,9 @@ pub fn map_events(wf: &Workflow, events: &[Value], end: RunEnd) -> Vec<Value> {
                     })
                     .collect();
                 if decisions.is_empty() {
-                    decisions.push(json!({"at": name, "took": NO_OUTPUT, "because": "no output had items"}));
+                    decisions.push(
+                        json!({"at": name, "took": NO_OUTPUT, "because": "no output had items"}),
+                    );
                 }
                 e.insert("decisions".into(), Value::Array(decisions));
             }
@@ -98,11 +100,11 @@ pub fn map_events(wf: &Workflow, events: &[Value], end: RunEnd) -> Vec<Value> {
 /// A node run's status as a step outcome: `success`, `error` with n8n's
 /// message, or (not finished) `timeout` when the run's deadline passed.
 fn outcome(event: &Value, end: RunEnd) -> Outcome {
-    let message = event
-        .get("error")
-        .and_then(|e| e.as_str().map(str::to_string).or_else(|| {
-            e.get("message").and_then(Value::as_str).map(str::to_string)
-        }));
+    let message = event.get("error").and_then(|e| {
+        e.as_str()
+            .map(str::to_string)
+            .or_else(|| e.get("message").and_then(Value::as_str).map(str::to_string))
+    });
     match event.get("status").and_then(Value::as_str) {
         Some("success") => Outcome::step(StepStatus::Success, None),
         Some("error") => Outcome::step(StepStatus::Error, message),
@@ -165,7 +167,10 @@ mod tests {
         assert_eq!(trace.len(), 13);
         assert_eq!(decisions(&trace, 2), ["continue"]);
         assert_eq!(decisions(&trace, 6), ["exit"]);
-        assert_eq!(trace[6]["decisions"][0]["because"], "items exhausted after 2 batches");
+        assert_eq!(
+            trace[6]["decisions"][0]["because"],
+            "items exhausted after 2 batches"
+        );
         assert_eq!(decisions(&trace, 7), ["true", "false"]);
         assert_eq!(decisions(&trace, 9), ["a"]);
         assert_eq!(trace[0]["calls"], "n8n-nodes-base.manualTrigger");

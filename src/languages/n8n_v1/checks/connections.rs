@@ -33,7 +33,10 @@ pub fn all(program: &Value, wf: &Workflow, types: &NodeTypes) -> Vec<Diagnostic>
             out.push(error(
                 "type_mismatch",
                 at,
-                format!("the connections of '{source}' are {}, not an object", kind_of(kinds)),
+                format!(
+                    "the connections of '{source}' are {}, not an object",
+                    kind_of(kinds)
+                ),
             ));
             continue;
         };
@@ -44,7 +47,9 @@ pub fn all(program: &Value, wf: &Workflow, types: &NodeTypes) -> Vec<Diagnostic>
                     out.push(error(
                         "invalid_structure",
                         at,
-                        format!("'{kind}' is not a connection type: a node's items travel on 'main'"),
+                        format!(
+                            "'{kind}' is not a connection type: a node's items travel on 'main'"
+                        ),
                     ));
                 }
                 continue;
@@ -53,7 +58,10 @@ pub fn all(program: &Value, wf: &Workflow, types: &NodeTypes) -> Vec<Diagnostic>
                 out.push(error(
                     "type_mismatch",
                     at,
-                    format!("the outputs of '{source}' are {}, not a list", kind_of(outputs)),
+                    format!(
+                        "the outputs of '{source}' are {}, not a list",
+                        kind_of(outputs)
+                    ),
                 ));
                 continue;
             };
@@ -67,7 +75,10 @@ pub fn all(program: &Value, wf: &Workflow, types: &NodeTypes) -> Vec<Diagnostic>
                     out.push(error(
                         "type_mismatch",
                         at,
-                        format!("output {k} of '{source}' is {}, not a list", kind_of(targets)),
+                        format!(
+                            "output {k} of '{source}' is {}, not a list",
+                            kind_of(targets)
+                        ),
                     ));
                     continue;
                 };
@@ -85,7 +96,13 @@ pub fn all(program: &Value, wf: &Workflow, types: &NodeTypes) -> Vec<Diagnostic>
                     ));
                 }
                 for (j, target) in targets.iter().enumerate() {
-                    out.extend(target_findings(wf, types, source, target, format!("{at}/{j}")));
+                    out.extend(target_findings(
+                        wf,
+                        types,
+                        source,
+                        target,
+                        format!("{at}/{j}"),
+                    ));
                 }
             }
         }
@@ -105,7 +122,10 @@ fn target_findings(
         return vec![error(
             "type_mismatch",
             at,
-            format!("a connection of '{source}' is {}, not an object", kind_of(target)),
+            format!(
+                "a connection of '{source}' is {}, not an object",
+                kind_of(target)
+            ),
         )];
     };
     let Some(name) = fields.get("node").and_then(Value::as_str) else {

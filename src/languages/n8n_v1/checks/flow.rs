@@ -23,12 +23,9 @@ pub fn cycles(wf: &Workflow, graph: &Graph) -> Vec<Diagnostic> {
         let inside: HashSet<usize> = members.iter().copied().collect();
         let leaves = members.iter().any(|&i| {
             let outputs: HashSet<usize> = graph.succ[i].iter().map(|&(o, _)| o).collect();
-            outputs.into_iter().any(|k| {
-                graph
-                    .targets(i, k)
-                    .iter()
-                    .all(|t| !inside.contains(t))
-            })
+            outputs
+                .into_iter()
+                .any(|k| graph.targets(i, k).iter().all(|t| !inside.contains(t)))
         });
         if leaves {
             continue;
@@ -110,7 +107,10 @@ pub fn disconnected(wf: &Workflow) -> Vec<Diagnostic> {
                 Severity::Warning,
                 "invalid_structure",
                 n.pointer(),
-                format!("the node '{}' is connected to nothing: it never runs", n.name),
+                format!(
+                    "the node '{}' is connected to nothing: it never runs",
+                    n.name
+                ),
                 Some("connect it, or remove it".into()),
             )
         })

@@ -23,7 +23,12 @@ pub fn all(wf: &Workflow, graph: &Graph) -> Vec<Diagnostic> {
     };
     for (x, node) in wf.nodes.iter().enumerate() {
         if let Some(parameters) = node.parameters {
-            scan.value(x, node, parameters, format!("{}/parameters", node.pointer()));
+            scan.value(
+                x,
+                node,
+                parameters,
+                format!("{}/parameters", node.pointer()),
+            );
         }
     }
     scan.out

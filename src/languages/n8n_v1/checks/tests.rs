@@ -45,7 +45,12 @@ const NOOP: &str = "n8n-nodes-base.noOp";
 #[test]
 fn a_cycle_an_if_arm_leads_out_of_may_end() {
     let program = workflow(
-        vec![node("Start", START), node("Try", SET), node("Done?", IF), node("End", NOOP)],
+        vec![
+            node("Start", START),
+            node("Try", SET),
+            node("Done?", IF),
+            node("End", NOOP),
+        ],
         json!({"Start": {"main": [[to("Try")]]}, "Try": {"main": [[to("Done?")]]},
                "Done?": {"main": [[to("End")], [to("Try")]]}}),
     );
@@ -57,7 +62,10 @@ fn a_cycle_an_if_arm_leads_out_of_may_end() {
     );
     assert_eq!(
         codes_at(&program),
-        [("invalid_structure".into(), "/connections/Try/main/0/1".into())]
+        [(
+            "invalid_structure".into(),
+            "/connections/Try/main/0/1".into()
+        )]
     );
 }
 
@@ -67,7 +75,10 @@ fn references_to_parallel_nodes_ancestors_and_loop_bodies_are_fine() {
         vec![
             node("Start", START),
             node("A", SET),
-            with(node("B", SET), json!({"v": "={{ $('A').first().json.x + $node[\"Start\"].json.y }}"})),
+            with(
+                node("B", SET),
+                json!({"v": "={{ $('A').first().json.x + $node[\"Start\"].json.y }}"}),
+            ),
             with(node("C", NOOP), json!({"v": "={{ $('C').item }}"})),
         ],
         json!({"Start": {"main": [[to("A"), to("B")]]}, "B": {"main": [[to("C")]]}}),
@@ -83,7 +94,10 @@ fn a_join_after_both_arms_may_read_either() {
             node("If", IF),
             node("Yes", SET),
             node("No", SET),
-            with(node("Join", NOOP), json!({"v": "={{ $('Yes').isExecuted ? 1 : $('No').item }}"})),
+            with(
+                node("Join", NOOP),
+                json!({"v": "={{ $('Yes').isExecuted ? 1 : $('No').item }}"}),
+            ),
         ],
         json!({"Start": {"main": [[to("If")]]}, "If": {"main": [[to("Yes")], [to("No")]]},
                "Yes": {"main": [[to("Join")]]}, "No": {"main": [[to("Join")]]}}),
@@ -102,7 +116,14 @@ fn an_error_output_a_fallback_output_and_ai_connections_exist() {
     let mut route = switch;
     route["typeVersion"] = json!(3.2);
     let program = workflow(
-        vec![node("Start", START), fetch, route, node("Bad", NOOP), node("Other", NOOP), node("Model", "@n8n/n8n-nodes-langchain.lmChatOpenAi")],
+        vec![
+            node("Start", START),
+            fetch,
+            route,
+            node("Bad", NOOP),
+            node("Other", NOOP),
+            node("Model", "@n8n/n8n-nodes-langchain.lmChatOpenAi"),
+        ],
         json!({"Start": {"main": [[to("Fetch")]]},
                "Fetch": {"main": [[to("Route")], [to("Bad")]]},
                "Route": {"main": [[], [to("Other")]]},
@@ -127,7 +148,10 @@ fn an_error_output_a_fallback_output_and_ai_connections_exist() {
 
 #[test]
 fn merge_inputs_follow_number_inputs() {
-    let mut merge = with(node("Merge", "n8n-nodes-base.merge"), json!({"numberInputs": 3}));
+    let mut merge = with(
+        node("Merge", "n8n-nodes-base.merge"),
+        json!({"numberInputs": 3}),
+    );
     merge["typeVersion"] = json!(3.2);
     let program = workflow(
         vec![node("Start", START), merge],
@@ -135,7 +159,10 @@ fn merge_inputs_follow_number_inputs() {
     );
     assert_eq!(
         codes_at(&program),
-        [("invalid_structure".into(), "/connections/Start/main/0/1/index".into())]
+        [(
+            "invalid_structure".into(),
+            "/connections/Start/main/0/1/index".into()
+        )]
     );
 }
 
@@ -144,8 +171,14 @@ fn code_in_python_and_literal_text_are_not_javascript() {
     let program = workflow(
         vec![
             node("Start", START),
-            with(node("Py", "n8n-nodes-base.code"), json!({"language": "python", "jsCode": "", "pythonCode": "return [x for x in"})),
-            with(node("Text", SET), json!({"v": "{{ not an expression", "w": "={{ {a: {b: 1}} }}"})),
+            with(
+                node("Py", "n8n-nodes-base.code"),
+                json!({"language": "python", "jsCode": "", "pythonCode": "return [x for x in"}),
+            ),
+            with(
+                node("Text", SET),
+                json!({"v": "{{ not an expression", "w": "={{ {a: {b: 1}} }}"}),
+            ),
         ],
         json!({"Start": {"main": [[to("Py")]]}, "Py": {"main": [[to("Text")]]}}),
     );
@@ -160,7 +193,10 @@ fn names_with_a_slash_are_escaped_in_pointers() {
     );
     assert_eq!(
         codes_at(&program),
-        [("unknown_task".into(), "/connections/A~1B/main/0/0/node".into())]
+        [(
+            "unknown_task".into(),
+            "/connections/A~1B/main/0/0/node".into()
+        )]
     );
 }
 
@@ -180,7 +216,13 @@ fn a_trigger_from_the_catalog_and_odd_values_never_panic() {
         .collect();
     // No trigger missing; the connection into the trigger has no input;
     // the cycle through it has no way out.
-    assert!(found.contains(&("invalid_structure".into(), "/connections/Then/main/0/0/index".into())), "{found:?}");
+    assert!(
+        found.contains(&(
+            "invalid_structure".into(),
+            "/connections/Then/main/0/0/index".into()
+        )),
+        "{found:?}"
+    );
     assert!(!found.iter().any(|(_, p)| p == "/nodes"), "{found:?}");
     for odd in [
         json!({"nodes": [1, null, {"name": 3}], "connections": {"x": 1, "y": {"main": 2}, "z": {"main": [3, [4]]}}}),

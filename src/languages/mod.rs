@@ -86,12 +86,7 @@ pub trait Language: Send + Sync {
     /// capability's risk and hints, given the step's parameters when the
     /// language has them (a catalog entry's risk can depend on a parameter
     /// value, as an HTTP method does).
-    fn plan(
-        &self,
-        program: &Value,
-        steps: &[StepInfo],
-        risk_of: &dyn Fn(&str, Option<&Value>) -> Option<(String, RiskHints)>,
-    ) -> Value;
+    fn plan(&self, program: &Value, steps: &[StepInfo], risk_of: steps::plan::RiskOf<'_>) -> Value;
 
     /// The hints aggregated over a plan (`max_risk_hints`).
     fn plan_max_hints(&self, plan: &Value) -> RiskHints;

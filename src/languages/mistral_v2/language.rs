@@ -118,7 +118,7 @@ impl Language for MistralV2 {
         &self,
         program: &Value,
         _steps: &[StepInfo],
-        risk_of: &dyn Fn(&str, Option<&Value>) -> Option<(String, RiskHints)>,
+        risk_of: steps::plan::RiskOf<'_>,
     ) -> Value {
         match the_workflow(program) {
             Some(wf) => plan::derive(&wf, risk_of),

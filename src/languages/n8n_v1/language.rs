@@ -61,7 +61,7 @@ impl Language for N8nV1 {
         &self,
         program: &Value,
         _steps: &[StepInfo],
-        risk_of: &dyn Fn(&str, Option<&Value>) -> Option<(String, RiskHints)>,
+        risk_of: steps::plan::RiskOf<'_>,
     ) -> Value {
         let wf = Workflow::read(program);
         plan::derive(&wf, &walk::graph(&wf), risk_of)

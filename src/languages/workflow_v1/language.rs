@@ -63,7 +63,7 @@ impl Language for WorkflowV1 {
         &self,
         _program: &Value,
         steps: &[StepInfo],
-        risk_of: &dyn Fn(&str, Option<&Value>) -> Option<(String, RiskHints)>,
+        risk_of: steps::plan::RiskOf<'_>,
     ) -> Value {
         plan::derive(steps, |cap| risk_of(cap, None))
     }

@@ -100,10 +100,10 @@ pub fn nodes(program: &Value) -> Vec<Diagnostic> {
                 format!("node {i} has no name"),
             )),
         }
-        if !fields
+        if fields
             .get("type")
             .and_then(Value::as_str)
-            .is_some_and(|t| !t.is_empty())
+            .is_none_or(str::is_empty)
         {
             out.push(error(
                 "invalid_structure",

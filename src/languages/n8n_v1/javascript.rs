@@ -27,7 +27,45 @@ pub fn expression_error(expression: &str) -> Option<String> {
     syntax_error(&format!("(\n{expression}\n);"))
 }
 
+/// Sources up to this many bytes are parsed on the caller's stack: even
+/// nested as deep as their length allows, they need far less than a
+/// thread's smallest stack.
+const INLINE_PARSE_BYTES: usize = 256;
+/// Stack reserved per byte of a longer source: the parser descends once
+/// per nesting level, a level can be one byte (`(((…`), and a level takes
+/// about 1.5 KiB of stack in a debug build (less in release).
+const STACK_PER_BYTE: usize = 4 * 1024;
+/// The largest stack reserved for one parse (virtual memory: only what
+/// the parse touches is used). Longer sources are not checked.
+const MAX_PARSE_STACK: usize = 512 << 20;
+
+/// The parser's first error in `source`. The parser recurses without a
+/// depth limit, so a longer source is parsed on a thread whose stack fits
+/// its worst case: a deeply nested program must never overflow the
+/// gateway's own stack. A source too long for that is not checked.
 fn syntax_error(source: &str) -> Option<String> {
+    if source.len() <= INLINE_PARSE_BYTES {
+        return parse(source);
+    }
+    let stack = source.len().checked_mul(STACK_PER_BYTE)?;
+    if stack > MAX_PARSE_STACK {
+        tracing::debug!(
+            bytes = source.len(),
+            "JavaScript too long to parse safely; not checked"
+        );
+        return None;
+    }
+    let owned = source.to_string();
+    std::thread::Builder::new()
+        .name("javascript-parse".into())
+        .stack_size(stack.max(8 << 20))
+        .spawn(move || parse(&owned))
+        .ok()?
+        .join()
+        .ok()?
+}
+
+fn parse(source: &str) -> Option<String> {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, source, SourceType::script()).parse();
     if let Some(first) = parsed.errors.first() {
@@ -67,17 +105,21 @@ pub struct UnclosedExpression;
 /// first `}}`; a later one is tried so `{{ {a: {b: 1}} }}` is no false
 /// finding).
 fn closing(inside: &str) -> Option<usize> {
+    /// Later `}}`s tried: enough for nested object literals, bounded so a
+    /// long text of many `}}` costs a few parses only.
+    const TRIES: usize = 8;
     let first = inside.find("}}")?;
     let mut at = first;
-    loop {
+    for _ in 0..TRIES {
         if expression_error(&inside[..at]).is_none() {
             return Some(at);
         }
         match inside[at + 1..].find("}}") {
             Some(next) => at = at + 1 + next,
-            None => return Some(first),
+            None => break,
         }
     }
+    Some(first)
 }
 
 /// The node names `source` reads, in order of appearance, with repeats.
@@ -130,6 +172,32 @@ mod tests {
         assert_eq!(expression_error(" $json.a "), None);
         assert!(expression_error(" 1 + ").is_some());
         assert!(expression_error("  ").is_some());
+    }
+
+    #[test]
+    fn deep_nesting_is_parsed_without_overflowing_the_stack() {
+        // On a thread with a small stack, as a request's task has.
+        let deep = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(|| {
+                (
+                    function_body_error(&format!(
+                        "return {}1{};",
+                        "(".repeat(20_000),
+                        ")".repeat(20_000)
+                    )),
+                    function_body_error(&format!("return {}1", "!".repeat(30_000))),
+                    expression_error(&"[".repeat(30_000)),
+                )
+            })
+            .expect("a thread")
+            .join()
+            .expect("no overflow");
+        assert_eq!(deep.0, None);
+        assert_eq!(deep.1, None);
+        assert!(deep.2.is_some());
+        // Too long to check safely: no finding rather than a guess.
+        assert_eq!(function_body_error(&"(".repeat(200_000)), None);
     }
 
     #[test]

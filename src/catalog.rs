@@ -15,6 +15,8 @@
 //! catalog: entries, digests and hashes are rebuilt only when the contract
 //! changed.
 
+pub mod risk_when;
+
 use crate::auth::Principal;
 use crate::engines::json_path::{pick, pick_field};
 use crate::engines::profile::{CatalogFields, EffectRisk, EngineProfile};
@@ -143,6 +145,37 @@ impl CatalogView {
     /// Entry id → digest map stored as the changed_since baseline.
     pub fn snapshot(&self) -> Value {
         json!(*self.digests)
+    }
+
+    /// A view of these capability entries alone, for unit tests of what
+    /// reads a view; an entry's risk comes from its `risk_hints` (absent:
+    /// the worst case).
+    #[cfg(test)]
+    pub fn from_capabilities(mut entries: Vec<Value>) -> CatalogView {
+        entries.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+        let worst = RiskHints {
+            read_only: false,
+            destructive: true,
+            open_world: true,
+        };
+        let index = entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| {
+                let id = e.get("id")?.as_str()?.to_string();
+                let hints = e
+                    .get("risk_hints")
+                    .and_then(RiskHints::from_json)
+                    .unwrap_or(worst);
+                Some((id, (i, hints)))
+            })
+            .collect();
+        CatalogView {
+            version: "cv_test".into(),
+            entries: entries.into_iter().map(Arc::new).collect(),
+            digests: Arc::new(BTreeMap::new()),
+            index: Arc::new(index),
+        }
     }
 }
 

@@ -90,10 +90,11 @@ fn entry(
     name: &str,
 ) -> Value {
     let (lang, program) = (ex.lang, &runnable.program);
-    let body_plan = lang.language.plan(program, &runnable.steps, &|cap| {
-        let hints = view.capability_risk(cap)?;
-        Some((hints.level().to_string(), hints))
-    });
+    let body_plan = lang
+        .language
+        .plan(program, &runnable.steps, &|cap, parameters| {
+            crate::catalog::risk_when::step_risk(view, cap, parameters)
+        });
     let hints = lang.language.plan_max_hints(&body_plan);
     json!({
         "id": program_ref,

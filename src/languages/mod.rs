@@ -1,12 +1,13 @@
 //! Languages as plug-ins: the [`Language`] trait every language implements,
 //! the step model they share ([`steps`]), and one folder per language
-//! (`workflow_v1/`, `mistral_v2/`), which never imports another. The validate and
+//! (`workflow_v1/`, `mistral_v2/`, `n8n_v1/`), which never imports another. The validate and
 //! execute operations, the tools and the gateway see a language only through
 //! this trait; [`registry`] maps a `[[language]]` table's kind to its
 //! implementation, one line per language.
 
 pub mod binding;
 pub mod mistral_v2;
+pub mod n8n_v1;
 pub mod registry;
 pub mod steps;
 pub mod workflow_v1;
@@ -82,13 +83,10 @@ pub trait Language: Send + Sync {
     fn step_locators(&self, steps: &[StepInfo]) -> HashMap<String, String>;
 
     /// The static plan (Part II §5.6); `risk_of` gives a visible
-    /// capability's risk and hints.
-    fn plan(
-        &self,
-        program: &Value,
-        steps: &[StepInfo],
-        risk_of: &dyn Fn(&str) -> Option<(String, RiskHints)>,
-    ) -> Value;
+    /// capability's risk and hints, given the step's parameters when the
+    /// language has them (a catalog entry's risk can depend on a parameter
+    /// value, as an HTTP method does).
+    fn plan(&self, program: &Value, steps: &[StepInfo], risk_of: steps::plan::RiskOf<'_>) -> Value;
 
     /// The hints aggregated over a plan (`max_risk_hints`).
     fn plan_max_hints(&self, plan: &Value) -> RiskHints;

@@ -12,6 +12,7 @@ type Make = fn() -> Arc<dyn Language>;
 const LANGUAGES: &[(&str, Make)] = &[
     ("workflow/v1", || Arc::new(super::workflow_v1::WorkflowV1)),
     ("mistral/v2", || Arc::new(super::mistral_v2::MistralV2)),
+    ("n8n/v1", || Arc::new(super::n8n_v1::N8nV1)),
 ];
 
 /// The implementation of `kind`, if this build has one.

@@ -27,6 +27,7 @@ pub use verdict::{Verdict, VerdictCache};
 
 use crate::auth::Principal;
 use crate::catalog::CatalogView;
+use crate::catalog::risk_when::step_risk;
 use crate::classify::{Diagnostic, Severity};
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::languages::StepInfo;
@@ -106,13 +107,8 @@ fn finish(
     locate_whole_program(lang, program, &mut diagnostics);
     let valid = !diagnostics.iter().any(|d| d.severity == Severity::Error);
     let plan = (valid && lang.config.capabilities.plan).then(|| {
-        lang.language.plan(program, &steps, &|cap| {
-            let hints = view.capability_risk(cap)?;
-            let risk = view
-                .get(cap)
-                .and_then(|e| e.get("risk").and_then(Value::as_str).map(str::to_string))
-                .unwrap_or_else(|| hints.level().to_string());
-            Some((risk, hints))
+        lang.language.plan(program, &steps, &|cap, parameters| {
+            step_risk(view, cap, parameters)
         })
     });
     Verdict {

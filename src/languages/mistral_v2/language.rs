@@ -118,7 +118,7 @@ impl Language for MistralV2 {
         &self,
         program: &Value,
         _steps: &[StepInfo],
-        risk_of: &dyn Fn(&str) -> Option<(String, RiskHints)>,
+        risk_of: steps::plan::RiskOf<'_>,
     ) -> Value {
         match the_workflow(program) {
             Some(wf) => plan::derive(&wf, risk_of),
@@ -227,7 +227,7 @@ mod tests {
         assert!(l.steps(&json!("wf: [")).is_empty());
         assert!(l.steps(&json!({"steps": []})).is_empty());
         assert_eq!(l.input_schema(&json!("wf: [")), None);
-        let plan = l.plan(&json!("wf: ["), &[], &|_| None);
+        let plan = l.plan(&json!("wf: ["), &[], &|_, _| None);
         assert_eq!(plan["steps"], json!([]));
         assert_eq!(plan["max_risk"], "safe");
         let task = "version: '2.0'\nwf:\n  tasks:\n    t:\n      description: nothing to call\n";
@@ -270,7 +270,7 @@ mod robustness {
             };
             let p = json!(text);
             let steps = l.steps(&p);
-            let plan = l.plan(&p, &steps, &|_| None);
+            let plan = l.plan(&p, &steps, &|_, _| None);
             let events: Vec<Value> = steps
                 .iter()
                 .map(|s| json!({"task": s.id, "state": "SUCCESS", "triggered_by": [{"task": "start", "event": "on-success"}], "actions": [{"name": "x", "state": "ERROR"}]}))

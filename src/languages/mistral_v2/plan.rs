@@ -158,7 +158,7 @@ mod tests {
     #[test]
     fn tasks_transitions_loops_and_joins() {
         let wf = &read(SHAPES).unwrap().workflows[0];
-        let plan = derive(wf, &risks);
+        let plan = derive(wf, &|cap, _| risks(cap));
         assert_eq!(
             rows(&plan),
             [
@@ -180,7 +180,7 @@ mod tests {
     #[test]
     fn a_plan_of_safe_tasks_is_safe() {
         let wf = &read("version: '2.0'\nwf:\n  tasks:\n    a:\n      action: std.echo output=1\n      on-success: b\n    b: {action: std.noop}\n").unwrap().workflows[0];
-        let plan = derive(wf, &risks);
+        let plan = derive(wf, &|cap, _| risks(cap));
         assert_eq!(
             rows(&plan),
             [

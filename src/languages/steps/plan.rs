@@ -14,8 +14,8 @@ pub const FAIL_CLOSED: RiskHints = RiskHints {
 };
 
 /// A visible capability's risk level and hints, as the caller's catalog
-/// gives them.
-pub type RiskOf<'a> = &'a dyn Fn(&str) -> Option<(String, RiskHints)>;
+/// gives them for a step with these parameters (when the language has any).
+pub type RiskOf<'a> = &'a dyn Fn(&str, Option<&Value>) -> Option<(String, RiskHints)>;
 
 /// Builds a plan step by step, aggregating the hints as it goes.
 pub struct PlanBuilder<'a> {
@@ -42,12 +42,25 @@ impl<'a> PlanBuilder<'a> {
         arm: Option<(&str, &str)>,
         in_loop: Option<&str>,
     ) {
+        self.step_with_parameters(id, calls, None, arm, in_loop);
+    }
+
+    /// [`Self::step`] for a step whose call has `parameters`, which the
+    /// risk of its capability may depend on.
+    pub fn step_with_parameters(
+        &mut self,
+        id: String,
+        calls: Option<&str>,
+        parameters: Option<&Value>,
+        arm: Option<(&str, &str)>,
+        in_loop: Option<&str>,
+    ) {
         let mut entry = Map::new();
         entry.insert("id".into(), Value::String(id));
         let (risk, hints) = match calls {
             Some(cap) => {
                 entry.insert("calls".into(), Value::String(cap.to_string()));
-                (self.risk_of)(cap)
+                (self.risk_of)(cap, parameters)
                     .unwrap_or_else(|| (FAIL_CLOSED.level().to_string(), FAIL_CLOSED))
             }
             None => (RiskHints::SAFE.level().to_string(), RiskHints::SAFE),
@@ -84,13 +97,25 @@ mod tests {
 
     #[test]
     fn unknown_risk_fails_closed_and_hints_aggregate() {
-        let risk_of = |cap: &str| (cap == "read").then(|| ("safe".to_string(), RiskHints::SAFE));
+        let risk_of = |cap: &str, parameters: Option<&Value>| {
+            (cap == "read" || parameters.is_some_and(|p| p["method"] == "GET"))
+                .then(|| ("safe".to_string(), RiskHints::SAFE))
+        };
         let mut plan = PlanBuilder::new(&risk_of, 3);
         plan.step("a".into(), Some("read"), None, None);
         plan.step("b".into(), None, Some(("a.next", "then")), Some("l"));
         let safe = PlanBuilder::new(&risk_of, 0);
         let mut closed = PlanBuilder::new(&risk_of, 1);
         closed.step("c".into(), Some("nobody.knows"), None, None);
+        let mut by_parameter = PlanBuilder::new(&risk_of, 1);
+        by_parameter.step_with_parameters(
+            "d".into(),
+            Some("http"),
+            Some(&json!({"method": "GET"})),
+            None,
+            None,
+        );
+        assert_eq!(by_parameter.finish()["max_risk"], "safe");
         let (plan, safe, closed) = (plan.finish(), safe.finish(), closed.finish());
         assert_eq!(plan["max_risk"], "safe");
         assert_eq!(

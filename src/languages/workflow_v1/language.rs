@@ -63,9 +63,9 @@ impl Language for WorkflowV1 {
         &self,
         _program: &Value,
         steps: &[StepInfo],
-        risk_of: &dyn Fn(&str) -> Option<(String, RiskHints)>,
+        risk_of: steps::plan::RiskOf<'_>,
     ) -> Value {
-        plan::derive(steps, risk_of)
+        plan::derive(steps, |cap| risk_of(cap, None))
     }
 
     fn plan_max_hints(&self, plan: &Value) -> RiskHints {

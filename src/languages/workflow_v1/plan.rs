@@ -11,7 +11,9 @@ use serde_json::Value;
 /// Builds the plan; `risk_of` gives a visible capability's risk (callers only
 /// plan valid programs, so every called capability is visible).
 pub fn derive(steps: &[StepInfo], risk_of: impl Fn(&str) -> Option<(String, RiskHints)>) -> Value {
-    let mut plan = PlanBuilder::new(&risk_of, steps.len());
+    // A workflow/v1 step has no parameters a risk could depend on.
+    let by_capability = |cap: &str, _: Option<&Value>| risk_of(cap);
+    let mut plan = PlanBuilder::new(&by_capability, steps.len());
     for step in steps {
         let Some(id) = &step.id else { continue };
         let calls = match (&step.kind, &step.capability) {

@@ -86,7 +86,7 @@ fn corresponds(plan: &Value, trace: &[Value], success: bool) -> Result<(), Strin
     Ok(())
 }
 
-fn risks(_: &str) -> Option<(String, RiskHints)> {
+fn risks(_: &str, _: Option<&Value>) -> Option<(String, RiskHints)> {
     Some(("safe".into(), RiskHints::SAFE))
 }
 

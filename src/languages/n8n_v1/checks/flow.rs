@@ -1,0 +1,143 @@
+//! How a run flows: cycles it can never leave, what starts it, and nodes
+//! it never reaches. n8n lets all of these through: a cycle without a way
+//! out hangs its main process (docs/n8n.md), a workflow without a trigger
+//! cannot be started, and a node connected to nothing is silently skipped.
+
+use super::{NodeTypes, error, finding};
+use crate::classify::{Diagnostic, Severity};
+use crate::languages::n8n_v1::document::{MANUAL_TRIGGER, Workflow};
+use crate::languages::n8n_v1::graph::{Graph, is_loop};
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// A cycle that passes no Loop Over Items node and that no output leads
+/// out of: items go round forever. A cycle with a way out (an If's arm
+/// leaving it) may end, and is left alone. Located at the connection that
+/// closes the cycle, seen from the trigger.
+pub fn cycles(wf: &Workflow, graph: &Graph) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for members in graph.cycles() {
+        if members.iter().any(|&i| is_loop(&wf.nodes[i])) {
+            continue;
+        }
+        let inside: HashSet<usize> = members.iter().copied().collect();
+        let leaves = members.iter().any(|&i| {
+            let outputs: HashSet<usize> = graph.succ[i].iter().map(|&(o, _)| o).collect();
+            outputs
+                .into_iter()
+                .any(|k| graph.targets(i, k).iter().all(|t| !inside.contains(t)))
+        });
+        if leaves {
+            continue;
+        }
+        let within = || {
+            wf.edges
+                .iter()
+                .filter(|e| inside.contains(&e.from) && inside.contains(&e.to))
+        };
+        let backwards = within().find(|e| match (graph.dist[e.from], graph.dist[e.to]) {
+            (Some(from), Some(to)) => to <= from,
+            _ => false,
+        });
+        let Some(closing) = backwards.or_else(|| within().next()) else {
+            continue;
+        };
+        let names: Vec<&str> = members.iter().map(|&i| wf.nodes[i].name).collect();
+        out.push(error(
+            "invalid_structure",
+            closing.pointer.clone(),
+            format!(
+                "'{}' → '{}' closes a cycle ({}) that passes no Loop Over Items node and that nothing leads out of: a run never ends",
+                wf.nodes[closing.from].name,
+                wf.nodes[closing.to].name,
+                names.join(", ")
+            ),
+        ));
+    }
+    out
+}
+
+/// No trigger at all (an error), and a second Manual Trigger (a warning:
+/// a manual run starts from one of them only).
+pub fn triggers(wf: &Workflow, types: &NodeTypes) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if !wf.nodes.iter().any(|n| types.is_trigger(n)) {
+        out.push(error(
+            "invalid_structure",
+            "/nodes".into(),
+            "the workflow has no trigger node: nothing can start it".into(),
+        ));
+    }
+    let mut manual = wf.nodes.iter().filter(|n| n.kind == MANUAL_TRIGGER);
+    if let Some(first) = manual.next() {
+        for other in manual {
+            out.push(finding(
+                Severity::Warning,
+                "invalid_structure",
+                other.pointer(),
+                format!(
+                    "'{}' is a second Manual Trigger: a manual run starts from one of them only ('{}' is the first)",
+                    other.name, first.name
+                ),
+                Some("keep one Manual Trigger and connect it to every path".into()),
+            ));
+        }
+    }
+    out
+}
+
+/// Nodes connected to nothing, in any connection type (sticky notes are
+/// comments; a workflow of one node has nothing to connect).
+pub fn disconnected(wf: &Workflow) -> Vec<Diagnostic> {
+    let runnable: Vec<_> = wf.nodes.iter().filter(|n| !n.is_sticky_note()).collect();
+    if runnable.len() < 2 {
+        return Vec::new();
+    }
+    // Compared regardless of case: a connection naming 'set' for 'Set'
+    // is reported as such, not as a node connected to nothing.
+    let connected: HashSet<String> = connected_names(wf)
+        .into_iter()
+        .map(str::to_lowercase)
+        .collect();
+    runnable
+        .into_iter()
+        .filter(|n| !connected.contains(&n.name.to_lowercase()))
+        .map(|n| {
+            finding(
+                Severity::Warning,
+                "invalid_structure",
+                n.pointer(),
+                format!(
+                    "the node '{}' is connected to nothing: it never runs",
+                    n.name
+                ),
+                Some("connect it, or remove it".into()),
+            )
+        })
+        .collect()
+}
+
+/// Names of the nodes at either end of any connection, of any type.
+fn connected_names<'a>(wf: &Workflow<'a>) -> HashSet<&'a str> {
+    let mut names = HashSet::new();
+    let Some(sources) = wf.connections.and_then(Value::as_object) else {
+        return names;
+    };
+    for (source, kinds) in sources {
+        let targets: Vec<&str> = kinds
+            .as_object()
+            .into_iter()
+            .flat_map(|k| k.values())
+            .filter_map(Value::as_array)
+            .flatten()
+            .filter_map(Value::as_array)
+            .flatten()
+            .filter_map(|t| t.get("node").and_then(Value::as_str))
+            .collect();
+        if !targets.is_empty() {
+            names.insert(source.as_str());
+            names.extend(targets);
+        }
+    }
+    names
+}

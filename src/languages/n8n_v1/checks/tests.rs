@@ -1,0 +1,234 @@
+//! The checks on small workflows written for the case at hand: what each
+//! reports, and the look-alikes it must leave alone.
+
+use super::all;
+use crate::catalog::CatalogView;
+use crate::classify::{Diagnostic, Severity};
+use serde_json::{Value, json};
+
+fn node(name: &str, kind: &str) -> Value {
+    json!({"name": name, "type": kind, "typeVersion": 1, "position": [0, 0], "parameters": {}})
+}
+
+fn with(mut n: Value, parameters: Value) -> Value {
+    n["parameters"] = parameters;
+    n
+}
+
+fn to(target: &str) -> Value {
+    json!({"node": target, "type": "main", "index": 0})
+}
+
+fn workflow(nodes: Vec<Value>, connections: Value) -> Value {
+    json!({"name": "t", "nodes": nodes, "connections": connections})
+}
+
+fn errors(program: &Value) -> Vec<Diagnostic> {
+    all(program, &CatalogView::from_capabilities(Vec::new()))
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect()
+}
+
+fn codes_at(program: &Value) -> Vec<(String, String)> {
+    errors(program)
+        .into_iter()
+        .map(|d| (d.code, d.path))
+        .collect()
+}
+
+const START: &str = "n8n-nodes-base.manualTrigger";
+const SET: &str = "n8n-nodes-base.set";
+const IF: &str = "n8n-nodes-base.if";
+const NOOP: &str = "n8n-nodes-base.noOp";
+
+#[test]
+fn a_cycle_an_if_arm_leads_out_of_may_end() {
+    let program = workflow(
+        vec![
+            node("Start", START),
+            node("Try", SET),
+            node("Done?", IF),
+            node("End", NOOP),
+        ],
+        json!({"Start": {"main": [[to("Try")]]}, "Try": {"main": [[to("Done?")]]},
+               "Done?": {"main": [[to("End")], [to("Try")]]}}),
+    );
+    assert_eq!(codes_at(&program), []);
+    // A Set sending its items both out and back never ends.
+    let program = workflow(
+        vec![node("Start", START), node("Try", SET), node("End", NOOP)],
+        json!({"Start": {"main": [[to("Try")]]}, "Try": {"main": [[to("End"), to("Try")]]}}),
+    );
+    assert_eq!(
+        codes_at(&program),
+        [(
+            "invalid_structure".into(),
+            "/connections/Try/main/0/1".into()
+        )]
+    );
+}
+
+#[test]
+fn references_to_parallel_nodes_ancestors_and_loop_bodies_are_fine() {
+    let program = workflow(
+        vec![
+            node("Start", START),
+            node("A", SET),
+            with(
+                node("B", SET),
+                json!({"v": "={{ $('A').first().json.x + $node[\"Start\"].json.y }}"}),
+            ),
+            with(node("C", NOOP), json!({"v": "={{ $('C').item }}"})),
+        ],
+        json!({"Start": {"main": [[to("A"), to("B")]]}, "B": {"main": [[to("C")]]}}),
+    );
+    assert_eq!(codes_at(&program), []);
+}
+
+#[test]
+fn a_join_after_both_arms_may_read_either() {
+    let program = workflow(
+        vec![
+            node("Start", START),
+            node("If", IF),
+            node("Yes", SET),
+            node("No", SET),
+            with(
+                node("Join", NOOP),
+                json!({"v": "={{ $('Yes').isExecuted ? 1 : $('No').item }}"}),
+            ),
+        ],
+        json!({"Start": {"main": [[to("If")]]}, "If": {"main": [[to("Yes")], [to("No")]]},
+               "Yes": {"main": [[to("Join")]]}, "No": {"main": [[to("Join")]]}}),
+    );
+    assert_eq!(codes_at(&program), []);
+}
+
+#[test]
+fn an_error_output_a_fallback_output_and_ai_connections_exist() {
+    let mut fetch = node("Fetch", "n8n-nodes-base.httpRequest");
+    fetch["onError"] = json!("continueErrorOutput");
+    let switch = with(
+        node("Route", "n8n-nodes-base.switch"),
+        json!({"rules": {"values": [{"outputKey": "a"}]}, "options": {"fallbackOutput": "extra"}}),
+    );
+    let mut route = switch;
+    route["typeVersion"] = json!(3.2);
+    let program = workflow(
+        vec![
+            node("Start", START),
+            fetch,
+            route,
+            node("Bad", NOOP),
+            node("Other", NOOP),
+            node("Model", "@n8n/n8n-nodes-langchain.lmChatOpenAi"),
+        ],
+        json!({"Start": {"main": [[to("Fetch")]]},
+               "Fetch": {"main": [[to("Route")], [to("Bad")]]},
+               "Route": {"main": [[], [to("Other")]]},
+               "Model": {"ai_languageModel": [[{"node": "Route", "type": "ai_languageModel", "index": 0}]]}}),
+    );
+    assert_eq!(codes_at(&program), []);
+    // Without the error output, Fetch's output 1 sends nothing, when the
+    // catalog says Fetch has one output.
+    let mut program = program;
+    program["nodes"][1]
+        .as_object_mut()
+        .map(|n| n.remove("onError"));
+    let view = CatalogView::from_capabilities(vec![json!({"id": "n8n-nodes-base.httpRequest",
+        "n8n": {"outputs": 1, "inputs": 1}})]);
+    let found: Vec<_> = all(&program, &view)
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.path)
+        .collect();
+    assert_eq!(found, ["/connections/Fetch/main/1"]);
+}
+
+#[test]
+fn merge_inputs_follow_number_inputs() {
+    let mut merge = with(
+        node("Merge", "n8n-nodes-base.merge"),
+        json!({"numberInputs": 3}),
+    );
+    merge["typeVersion"] = json!(3.2);
+    let program = workflow(
+        vec![node("Start", START), merge],
+        json!({"Start": {"main": [[{"node": "Merge", "type": "main", "index": 2}, {"node": "Merge", "type": "main", "index": 3}]]}}),
+    );
+    assert_eq!(
+        codes_at(&program),
+        [(
+            "invalid_structure".into(),
+            "/connections/Start/main/0/1/index".into()
+        )]
+    );
+}
+
+#[test]
+fn code_in_python_and_literal_text_are_not_javascript() {
+    let program = workflow(
+        vec![
+            node("Start", START),
+            with(
+                node("Py", "n8n-nodes-base.code"),
+                json!({"language": "python", "jsCode": "", "pythonCode": "return [x for x in"}),
+            ),
+            with(
+                node("Text", SET),
+                json!({"v": "{{ not an expression", "w": "={{ {a: {b: 1}} }}"}),
+            ),
+        ],
+        json!({"Start": {"main": [[to("Py")]]}, "Py": {"main": [[to("Text")]]}}),
+    );
+    assert_eq!(codes_at(&program), []);
+}
+
+#[test]
+fn names_with_a_slash_are_escaped_in_pointers() {
+    let program = workflow(
+        vec![node("Start", START), node("A/B", NOOP)],
+        json!({"Start": {"main": [[to("A/B")]]}, "A/B": {"main": [[to("Gone")]]}}),
+    );
+    assert_eq!(
+        codes_at(&program),
+        [(
+            "unknown_task".into(),
+            "/connections/A~1B/main/0/0/node".into()
+        )]
+    );
+}
+
+#[test]
+fn a_trigger_from_the_catalog_and_odd_values_never_panic() {
+    let view = CatalogView::from_capabilities(vec![
+        json!({"id": "acme.onEvent", "n8n": {"trigger": true, "inputs": 0, "outputs": 1}}),
+    ]);
+    let program = workflow(
+        vec![node("Listen", "acme.onEvent"), node("Then", NOOP)],
+        json!({"Listen": {"main": [[to("Then")]]}, "Then": {"main": [[{"node": "Listen", "type": "main", "index": 0}]]}}),
+    );
+    let found: Vec<_> = all(&program, &view)
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| (d.code, d.path))
+        .collect();
+    // No trigger missing; the connection into the trigger has no input;
+    // the cycle through it has no way out.
+    assert!(
+        found.contains(&(
+            "invalid_structure".into(),
+            "/connections/Then/main/0/0/index".into()
+        )),
+        "{found:?}"
+    );
+    assert!(!found.iter().any(|(_, p)| p == "/nodes"), "{found:?}");
+    for odd in [
+        json!({"nodes": [1, null, {"name": 3}], "connections": {"x": 1, "y": {"main": 2}, "z": {"main": [3, [4]]}}}),
+        json!({"nodes": [{"name": "A", "type": "n8n-nodes-base.switch", "parameters": {"rules": "={{ 1 }}"}}], "connections": {"A": {"main": [[{"node": "A", "index": -1}]]}}}),
+        json!({"nodes": [], "settings": {"executionOrder": 1}}),
+    ] {
+        let _ = all(&odd, &view);
+    }
+}

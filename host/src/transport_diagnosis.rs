@@ -45,8 +45,15 @@ impl Diagnosis {
             {
                 return from_status(s.status);
             }
-            if let Some(HttpError::HttpStatus(s)) = e.downcast_ref::<HttpError>() {
-                return from_status(s.status);
+            match e.downcast_ref::<HttpError>() {
+                Some(HttpError::HttpStatus(s)) => return from_status(s.status),
+                // rmcp words some statuses as text: "HTTP 404 Not Found: …".
+                Some(HttpError::UnexpectedServerResponse(text)) => {
+                    if let Some(status) = status_in(text) {
+                        return from_status(status);
+                    }
+                }
+                _ => {}
             }
         }
         let texts: Vec<String> = chain.iter().map(|e| e.to_string()).collect();
@@ -108,6 +115,12 @@ impl Diagnosis {
             Diagnosis::Other(m) => format!("cannot talk to {url}: {m}"),
         }
     }
+}
+
+/// The status code of a message that starts with `HTTP NNN`.
+fn status_in(text: &str) -> Option<u16> {
+    let code = text.strip_prefix("HTTP ")?.get(..3)?;
+    code.parse().ok().filter(|c| (100..=599).contains(c))
 }
 
 fn from_status(status: u16) -> Diagnosis {
@@ -194,6 +207,15 @@ mod tests {
             "no MCP endpoint at http://127.0.0.1:9/wrong/path (HTTP 404); the gateway serves MCP at /mcp, e.g. http://127.0.0.1:9/mcp"
         );
         assert!(Diagnosis::NotFound.message("nonsense").contains("/mcp"));
+    }
+
+    #[test]
+    fn a_status_worded_as_text_is_read() {
+        assert_eq!(status_in("HTTP 404 Not Found: "), Some(404));
+        assert_eq!(status_in("HTTP 4x"), None);
+        assert_eq!(status_in("unexpected"), None);
+        let e = HttpError::UnexpectedServerResponse("HTTP 404 Not Found: ".into());
+        assert_eq!(Diagnosis::of(&e), Diagnosis::NotFound);
     }
 
     #[test]

@@ -388,3 +388,5 @@ fn new_key() -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod text_programs;

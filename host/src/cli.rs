@@ -82,9 +82,7 @@ pub enum Command {
         tag: Option<String>,
     },
     /// Print a shell completion script to stdout (e.g. `pilotage completions bash > /etc/bash_completion.d/pilotage`)
-    Completions {
-        shell: clap_complete::Shell,
-    },
+    Completions { shell: clap_complete::Shell },
     /// Print the man page (roff) to stdout (e.g. `pilotage man > pilotage.1`)
     Man,
 }

@@ -87,7 +87,9 @@ impl McpConnection {
             .redirect(reqwest::redirect::Policy::none())
             .pool_max_idle_per_host(0)
             .build()
-            .map_err(|e| TransportError::Connection(format!("cannot set up the HTTP client: {e}")))?;
+            .map_err(|e| {
+                TransportError::Connection(format!("cannot set up the HTTP client: {e}"))
+            })?;
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
             .reinit_on_expired_session(false)
             .control_request_timeout(Duration::from_secs(5))

@@ -34,12 +34,11 @@ pub fn key(given: Option<&str>, file: Option<&Path>) -> Result<Option<String>, C
         (None, None) => Ok(None),
         (None, Some(path)) => {
             let shown = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|source| {
-                CredentialError::KeyFile {
+            let text =
+                std::fs::read_to_string(path).map_err(|source| CredentialError::KeyFile {
                     path: shown.clone(),
                     source,
-                }
-            })?;
+                })?;
             let key = text.trim_end_matches(['\n', '\r']);
             if key.trim().is_empty() {
                 return Err(CredentialError::EmptyKey(shown));
@@ -79,10 +78,19 @@ mod tests {
     #[test]
     fn the_key_file_loses_only_its_trailing_newline() {
         let p = scratch("key", "s3cret value\r\n");
-        assert_eq!(key(None, Some(&p)).expect("key").as_deref(), Some("s3cret value"));
-        assert!(matches!(key(Some("k"), Some(&p)), Err(CredentialError::TwoKeys)));
+        assert_eq!(
+            key(None, Some(&p)).expect("key").as_deref(),
+            Some("s3cret value")
+        );
+        assert!(matches!(
+            key(Some("k"), Some(&p)),
+            Err(CredentialError::TwoKeys)
+        ));
         let empty = scratch("empty", "\n");
-        assert!(matches!(key(None, Some(&empty)), Err(CredentialError::EmptyKey(_))));
+        assert!(matches!(
+            key(None, Some(&empty)),
+            Err(CredentialError::EmptyKey(_))
+        ));
         let _ = std::fs::remove_file(p);
         let _ = std::fs::remove_file(empty);
     }
@@ -90,7 +98,10 @@ mod tests {
     #[test]
     fn a_ca_file_without_a_certificate_is_refused() {
         let p = scratch("ca", "not a certificate\n");
-        assert!(matches!(extra_roots(Some(&p)), Err(CredentialError::NoCertificate(_))));
+        assert!(matches!(
+            extra_roots(Some(&p)),
+            Err(CredentialError::NoCertificate(_))
+        ));
         assert!(extra_roots(None).expect("none").is_empty());
         let _ = std::fs::remove_file(p);
     }

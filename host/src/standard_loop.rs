@@ -98,9 +98,11 @@ async fn discover<S: PilotageServer>(
         }
     }
     // Say why a JSON Language did not take it, when that is the reason.
-    let advice = serde_json::from_str::<Value>(text)
-        .err()
-        .map(|e| format!("the program file is not JSON ({e}), and no language here takes its program as text"));
+    let advice = serde_json::from_str::<Value>(text).err().map(|e| {
+        format!(
+            "the program file is not JSON ({e}), and no language here takes its program as text"
+        )
+    });
     Err((first, advice))
 }
 

@@ -75,10 +75,10 @@ impl Diagnosis {
         if lower.contains("dns error") || lower.contains("failed to lookup address") {
             return Diagnosis::Dns;
         }
-        if chain
-            .iter()
-            .any(|e| e.downcast_ref::<reqwest::Error>().is_some_and(|r| r.is_timeout()))
-        {
+        if chain.iter().any(|e| {
+            e.downcast_ref::<reqwest::Error>()
+                .is_some_and(|r| r.is_timeout())
+        }) {
             return Diagnosis::TimedOut;
         }
         Diagnosis::Other(innermost(&texts))

@@ -55,7 +55,10 @@ async fn the_key_comes_from_a_file() {
     std::fs::write(&key_file, format!("{ACME_OPS}\n")).expect("write key file");
     let key_file = key_file.display().to_string();
     let r = env
-        .pilotage_as_given(&["catalog", "--url", &env.url, "--key-file", &key_file], &[])
+        .pilotage_as_given(
+            &["catalog", "--url", &env.url, "--key-file", &key_file],
+            &[],
+        )
         .await;
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(r.stdout.contains("crm.delete_customer"), "{}", r.stdout);
@@ -63,7 +66,15 @@ async fn the_key_comes_from_a_file() {
 
     // One source of the key only: the option, or the environment.
     env.front.clear();
-    let both = ["catalog", "--url", &env.url, "--key-file", &key_file, "--key", ACME_OPS];
+    let both = [
+        "catalog",
+        "--url",
+        &env.url,
+        "--key-file",
+        &key_file,
+        "--key",
+        ACME_OPS,
+    ];
     let r = env.pilotage_as_given(&both, &[]).await;
     assert_eq!(r.code, 64, "{}", r.all());
     let r = env
@@ -74,12 +85,19 @@ async fn the_key_comes_from_a_file() {
         .await;
     assert_eq!(r.code, 64, "{}", r.all());
     assert!(r.stderr.contains("--key-file"), "{}", r.stderr);
-    assert!(env.front.lines().is_empty(), "nothing sent: {:?}", env.front.lines());
+    assert!(
+        env.front.lines().is_empty(),
+        "nothing sent: {:?}",
+        env.front.lines()
+    );
 
     // A wrong key in the file reaches the server and is refused there.
     std::fs::write(&key_file, "not-a-key\n").expect("rewrite key file");
     let r = env
-        .pilotage_as_given(&["catalog", "--url", &env.url, "--key-file", &key_file], &[])
+        .pilotage_as_given(
+            &["catalog", "--url", &env.url, "--key-file", &key_file],
+            &[],
+        )
         .await;
     assert_ne!(r.code, 0, "{}", r.all());
     assert_no_internal_names(&r);
@@ -100,16 +118,32 @@ async fn completions_and_the_man_page_name_the_subcommands() {
         for sub in ["run", "trace", "guides", "catalog", "completions", "man"] {
             assert!(text.contains(sub), "{shell} completions lack {sub}");
         }
-        assert!(text.contains("key-file") && text.contains("ca-file"), "{shell}");
+        assert!(
+            text.contains("key-file") && text.contains("ca-file"),
+            "{shell}"
+        );
     }
     let man = self_doc(&env, &["man"]).await;
-    assert!(man.starts_with(".ie") || man.contains(".TH pilotage 1"), "{man}");
-    for sub in ["run", "trace", "guides", "catalog", "completions", "man", "\\-\\-ca\\-file"] {
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH pilotage 1"),
+        "{man}"
+    );
+    for sub in [
+        "run",
+        "trace",
+        "guides",
+        "catalog",
+        "completions",
+        "man",
+        "\\-\\-ca\\-file",
+    ] {
         assert!(man.contains(sub), "the man page lacks {sub}");
     }
     // Neither needs a server.
     assert!(env.front.lines().is_empty());
-    let r = env.pilotage_as_given(&["completions", "nosuchshell"], &[]).await;
+    let r = env
+        .pilotage_as_given(&["completions", "nosuchshell"], &[])
+        .await;
     assert_eq!(r.code, 64, "{}", r.all());
 }
 
@@ -127,7 +161,15 @@ async fn an_https_gateway_with_a_private_ca() {
     let bin = std::env::var("PILOTAGE_HOST_BIN")
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_pilotage").to_string());
     let cache = env.dir.join("cache");
-    let with_ca = ["catalog", "--url", &https, "--key", ACME_OPS, "--ca-file", &ca];
+    let with_ca = [
+        "catalog",
+        "--url",
+        &https,
+        "--key",
+        ACME_OPS,
+        "--ca-file",
+        &ca,
+    ];
     let r = common::run_cli(&bin, &with_ca, &cache, &[]).await;
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(r.stdout.contains("crm.delete_customer"), "{}", r.stdout);
@@ -142,7 +184,17 @@ async fn an_https_gateway_with_a_private_ca() {
         {"id": "say", "kind": "call", "capability": "util.echo", "with": {"value": "over tls"}}
     ]});
     let file = env.program("echo", &program);
-    let run = ["--json", "run", &file, "--url", &https, "--key", ACME_OPS, "--ca-file", &ca];
+    let run = [
+        "--json",
+        "run",
+        &file,
+        "--url",
+        &https,
+        "--key",
+        ACME_OPS,
+        "--ca-file",
+        &ca,
+    ];
     let r = common::run_cli(&bin, &run, &cache, &[]).await;
     assert_eq!(r.code, 0, "{}", r.all());
 
@@ -151,7 +203,11 @@ async fn an_https_gateway_with_a_private_ca() {
     let without = ["catalog", "--url", &https, "--key", ACME_OPS];
     let r = common::run_cli(&bin, &without, &cache, &[]).await;
     assert_eq!(r.code, 3, "{}", r.all());
-    assert!(r.stderr.contains(&format!("TLS with {https} failed")), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("TLS with {https} failed")),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("--ca-file"), "{}", r.stderr);
     assert_no_internal_names(&r);
     assert!(env.front.lines().is_empty(), "{:?}", env.front.lines());

@@ -18,14 +18,17 @@ impl Approver for Grant {
     }
 }
 
-const YAML: &str = "version: '2.0'\n\nhello:\n  tasks:\n    say:\n      action: std.echo output=hi\n";
+const YAML: &str =
+    "version: '2.0'\n\nhello:\n  tasks:\n    say:\n      action: std.echo output=hi\n";
 
 /// A server whose only Language takes its program as a value of `kind`.
 fn typed_server(kind: &str) -> FakeServer {
     let mut server = FakeServer::new(
         fake::language(false),
         with_guides(|tool, _args, _n| match tool {
-            "validate_workflow" => ok(json!({"valid": true, "diagnostics": [], "catalog_version": "cv_1"})),
+            "validate_workflow" => {
+                ok(json!({"valid": true, "diagnostics": [], "catalog_version": "cv_1"}))
+            }
             _ => ok(outcome(true, "success")),
         }),
     );
@@ -78,7 +81,10 @@ async fn a_json_file_goes_as_text_to_a_language_taking_strings() {
     let server = text_language_server();
     let (exit, rec) = run_spec(&server, from_file(text)).await;
     assert_eq!(exit, Exit::Success, "{:?}", rec.lines);
-    assert_eq!(server.calls_to("validate_workflow")[0]["workflow"], json!(text));
+    assert_eq!(
+        server.calls_to("validate_workflow")[0]["workflow"],
+        json!(text)
+    );
 }
 
 #[tokio::test]
@@ -87,13 +93,18 @@ async fn a_json_language_keeps_getting_the_json_value() {
     let server = FakeServer::new(
         fake::language(false),
         with_guides(|tool, _args, _n| match tool {
-            "validate_workflow" => ok(json!({"valid": true, "diagnostics": [], "catalog_version": "cv_1"})),
+            "validate_workflow" => {
+                ok(json!({"valid": true, "diagnostics": [], "catalog_version": "cv_1"}))
+            }
             _ => ok(outcome(true, "success")),
         }),
     );
     let (exit, rec) = run_spec(&server, from_file(text)).await;
     assert_eq!(exit, Exit::Success, "{:?}", rec.lines);
-    assert_eq!(server.calls_to("validate_workflow")[0]["workflow"], json!({"steps": []}));
+    assert_eq!(
+        server.calls_to("validate_workflow")[0]["workflow"],
+        json!({"steps": []})
+    );
 }
 
 #[tokio::test]

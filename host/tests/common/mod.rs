@@ -352,7 +352,13 @@ impl Env {
     /// gives URL and key itself), `envs` set, and PILOTAGE_URL,
     /// PILOTAGE_KEY and SSL_CERT_FILE otherwise unset.
     pub async fn pilotage_as_given(&self, args: &[&str], envs: &[(&str, &str)]) -> CliRun {
-        run_cli(env!("CARGO_BIN_EXE_pilotage"), args, &self.dir.join("cache"), envs).await
+        run_cli(
+            env!("CARGO_BIN_EXE_pilotage"),
+            args,
+            &self.dir.join("cache"),
+            envs,
+        )
+        .await
     }
 
     /// The gateway's address without the MCP path: `http://127.0.0.1:PORT`.

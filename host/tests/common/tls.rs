@@ -31,16 +31,51 @@ impl Pki {
     pub fn new(dir: PathBuf) -> Pki {
         std::fs::create_dir_all(&dir).expect("pki dir");
         let pki = Pki { dir };
-        pki.openssl(&["req", "-x509"], &["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=pilotage host test CA"]);
-        pki.openssl(&["req", "-new"], &["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"]);
+        pki.openssl(
+            &["req", "-x509"],
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=pilotage host test CA",
+            ],
+        );
+        pki.openssl(
+            &["req", "-new"],
+            &[
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=127.0.0.1",
+            ],
+        );
         std::fs::write(
             pki.dir.join("server.ext"),
             "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
         )
         .expect("write extensions");
         pki.run(&[
-            "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "server.ext",
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
         ]);
         pki
     }
@@ -50,7 +85,12 @@ impl Pki {
     }
 
     fn openssl(&self, head: &[&str], tail: &[&str]) {
-        let args: Vec<&str> = head.iter().chain(EC_KEY.iter()).chain(tail).copied().collect();
+        let args: Vec<&str> = head
+            .iter()
+            .chain(EC_KEY.iter())
+            .chain(tail)
+            .copied()
+            .collect();
         self.run(&args);
     }
 
@@ -135,7 +175,10 @@ impl Nginx {
             if let Ok(Some(status)) = child.try_wait() {
                 panic!("nginx exited early: {status}");
             }
-            assert!(Instant::now() < deadline, "nginx not listening on {port} after 20 s");
+            assert!(
+                Instant::now() < deadline,
+                "nginx not listening on {port} after 20 s"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         Nginx { child, port }

@@ -47,6 +47,8 @@ impl Diagnosis {
             }
             match e.downcast_ref::<HttpError>() {
                 Some(HttpError::HttpStatus(s)) => return from_status(s.status),
+                Some(HttpError::AuthRequired(_)) => return Diagnosis::Status(401),
+                Some(HttpError::InsufficientScope(_)) => return Diagnosis::Status(403),
                 // rmcp words some statuses as text: "HTTP 404 Not Found: …".
                 Some(HttpError::UnexpectedServerResponse(text)) => {
                     if let Some(status) = status_in(text) {

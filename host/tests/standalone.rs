@@ -99,7 +99,12 @@ async fn the_key_comes_from_a_file() {
             &[],
         )
         .await;
-    assert_ne!(r.code, 0, "{}", r.all());
+    assert_eq!(r.code, 3, "{}", r.all());
+    assert!(
+        r.stderr.contains("refused the credentials (HTTP 401)"),
+        "{}",
+        r.stderr
+    );
     assert_no_internal_names(&r);
 }
 

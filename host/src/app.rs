@@ -10,6 +10,7 @@ use crate::approve::TerminalApprover;
 use crate::cli::{Cli, Command, RunArgs};
 use crate::commands::{self, Rendered, Stopped};
 use crate::connect::McpConnection;
+use crate::credentials;
 use crate::gate::{Approver, NoApprover, PolicyApproval};
 use crate::guide_cache::GuideCache;
 use crate::output::Style;
@@ -36,6 +37,12 @@ pub fn parse_cli() -> Result<Cli, u8> {
 }
 
 pub async fn main(cli: Cli) -> u8 {
+    // Completions and the man page need no server.
+    match &cli.command {
+        Command::Completions { shell } => return crate::self_docs::completions(*shell),
+        Command::Man => return crate::self_docs::man(),
+        _ => {}
+    }
     let conn = &cli.conn;
     let timeouts = Timeouts {
         call: Duration::from_secs(conn.timeout),
@@ -59,13 +66,28 @@ pub async fn main(cli: Cli) -> u8 {
             .or_else(GuideCache::from_env)
     };
     let language = conn.language.as_deref();
-    let key = conn.key.as_deref();
+    let key = match credentials::key(conn.key.as_deref(), conn.key_file.as_deref()) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return USAGE;
+        }
+    };
+    let key = key.as_deref();
+    let roots = match credentials::extra_roots(conn.ca_file.as_deref()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return USAGE;
+        }
+    };
 
     let server = match &cli.command {
         Command::Run(args) => {
             return run(
                 url,
                 key,
+                roots,
                 language,
                 args,
                 timeouts,
@@ -75,7 +97,7 @@ pub async fn main(cli: Cli) -> u8 {
             )
             .await;
         }
-        _ => match McpConnection::connect(url, key, timeouts).await {
+        _ => match McpConnection::connect(url, key, roots, timeouts).await {
             Ok(s) => s,
             Err(e) => return print_stopped(conn.json, &Stopped::new("connect", e)),
         },
@@ -104,7 +126,9 @@ pub async fn main(cli: Cli) -> u8 {
             commands::catalog::run(&server, language, &f, timeouts).await
         }
         // Returned above; kept total so no path can panic.
-        Command::Run(_) => Err(Stopped::new("dispatch", "run is handled on its own")),
+        Command::Run(_) | Command::Completions { .. } | Command::Man => {
+            Err(Stopped::new("dispatch", "handled on its own"))
+        }
     };
     server.close().await;
     match result {
@@ -147,8 +171,10 @@ fn json_arg(name: &str, text: Option<&str>) -> Result<Option<Value>, String> {
         .transpose()
 }
 
-/// Reads the program: a file, or stdin for `-`.
-fn read_program(args: &RunArgs) -> Result<Value, String> {
+/// Reads the program: a file, or stdin for `-`. Returns the program as JSON
+/// (or, when the text is not JSON, the text as a JSON string, for a
+/// Language whose program travels as a string) and the text itself.
+fn read_program(args: &RunArgs) -> Result<(Value, String), String> {
     let text = if args.file.as_os_str() == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -159,13 +185,15 @@ fn read_program(args: &RunArgs) -> Result<Value, String> {
         std::fs::read_to_string(&args.file)
             .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?
     };
-    serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", args.file.display()))
+    let program = serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text.clone()));
+    Ok((program, text))
 }
 
 #[allow(clippy::too_many_arguments)]
 async fn run(
     url: &str,
     key: Option<&str>,
+    roots: Vec<reqwest::Certificate>,
     language: Option<&str>,
     args: &RunArgs,
     timeouts: Timeouts,
@@ -180,7 +208,7 @@ async fn run(
             json_arg("context", args.context.as_deref())?,
         ))
     });
-    let (program, input, context) = match prepared {
+    let ((program, program_text), input, context) = match prepared {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");
@@ -207,7 +235,7 @@ async fn run(
             "no terminal to ask for approval (stdin/stderr are not a terminal) and --approve was not given; approve with --approve, or run on a terminal to confirm interactively".into(),
         ))
     };
-    let server = match McpConnection::connect(url, key, timeouts).await {
+    let server = match McpConnection::connect(url, key, roots, timeouts).await {
         Ok(s) => s,
         Err(e) => {
             reporter.event(Event::Failed {
@@ -221,6 +249,7 @@ async fn run(
     };
     let spec = RunSpec {
         program,
+        program_text: Some(program_text),
         input,
         context,
         language: language.map(str::to_string),

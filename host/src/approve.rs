@@ -52,7 +52,11 @@ impl Approver for TerminalApprover {
             err,
             "\n{}Program:\n{}\nSend the execute request? [y/N] ",
             crate::output::approval_context(request.language, request.assessment),
-            serde_json::to_string_pretty(request.program).unwrap_or_default()
+            // A text program (YAML, …) is shown as the person wrote it.
+            match request.program {
+                serde_json::Value::String(text) => text.clone(),
+                other => serde_json::to_string_pretty(other).unwrap_or_default(),
+            }
         );
         let _ = err.flush();
         let mut line = String::new();

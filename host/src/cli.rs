@@ -25,6 +25,14 @@ pub struct Connection {
     /// API key, sent as `Authorization: Bearer KEY`
     #[arg(long, global = true, env = "PILOTAGE_KEY", hide_env_values = true)]
     pub key: Option<String>,
+    /// Read the API key from this file (trailing newline trimmed), so it
+    /// stays out of argv and the environment
+    #[arg(long, global = true, value_name = "PATH", conflicts_with = "key")]
+    pub key_file: Option<PathBuf>,
+    /// Trust this PEM CA certificate (or bundle) for https:// URLs, beside
+    /// the system's roots (which SSL_CERT_FILE / SSL_CERT_DIR can also name)
+    #[arg(long, global = true, value_name = "PEM")]
+    pub ca_file: Option<PathBuf>,
     /// The Language to use (default: the first one that fits)
     #[arg(long, global = true)]
     pub language: Option<String>,
@@ -73,11 +81,17 @@ pub enum Command {
         #[arg(long)]
         tag: Option<String>,
     },
+    /// Print a shell completion script to stdout (e.g. `pilotage completions bash > /etc/bash_completion.d/pilotage`)
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff) to stdout (e.g. `pilotage man > pilotage.1`)
+    Man,
 }
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The program: a JSON file, or - to read it from stdin
+    /// The program: a file, or - to read it from stdin. JSON for languages
+    /// whose program is a JSON value; for a language whose program travels
+    /// as a string (e.g. mistral/v2 YAML) the file's text is sent as is
     pub file: PathBuf,
     /// The program's input, as JSON
     #[arg(long)]

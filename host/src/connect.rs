@@ -10,6 +10,7 @@
 //!   the HTTP client, and a per-call timeout around each `tools/call`.
 
 use crate::server::{PilotageServer, Timeouts, ToolAnswer, TransportError};
+use crate::transport_diagnosis::Diagnosis;
 use crate::values::EXTENSION_ID;
 use rmcp::ServiceExt;
 use rmcp::handler::client::ClientHandler;
@@ -66,13 +67,18 @@ pub struct McpConnection {
 }
 
 impl McpConnection {
-    /// Connects and initialises. `key` is sent as `Authorization: Bearer`.
+    /// Connects and initialises. `key` is sent as `Authorization: Bearer`;
+    /// `extra_roots` are trusted beside the platform's roots.
     pub async fn connect(
         url: &str,
         key: Option<&str>,
+        extra_roots: Vec<reqwest::Certificate>,
         timeouts: Timeouts,
     ) -> Result<McpConnection, TransportError> {
         let http = reqwest::Client::builder()
+            // The platform's roots (and SSL_CERT_FILE / SSL_CERT_DIR on
+            // Unix), plus a private CA given with --ca-file.
+            .tls_certs_merge(extra_roots)
             .connect_timeout(CONNECT_TIMEOUT)
             // A safety net above every per-call bound.
             .timeout(timeouts.execute.max(timeouts.call) + Duration::from_secs(5))
@@ -81,7 +87,9 @@ impl McpConnection {
             .redirect(reqwest::redirect::Policy::none())
             .pool_max_idle_per_host(0)
             .build()
-            .map_err(|e| TransportError::Connection(e.to_string()))?;
+            .map_err(|e| {
+                TransportError::Connection(format!("cannot set up the HTTP client: {e}"))
+            })?;
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
             .reinit_on_expired_session(false)
             .control_request_timeout(Duration::from_secs(5))
@@ -101,7 +109,7 @@ impl McpConnection {
                     what: "initialize".into(),
                     secs: (CONNECT_TIMEOUT + timeouts.call).as_secs(),
                 })?
-                .map_err(|e| TransportError::Connection(e.to_string()))?;
+                .map_err(|e| TransportError::Connection(Diagnosis::of(&e).message(url)))?;
         let info = service.peer_info();
         let declared = info
             .as_ref()
@@ -130,7 +138,7 @@ impl McpConnection {
     }
 }
 
-fn transport_error(e: ServiceError) -> TransportError {
+fn transport_error(url: &str, e: ServiceError) -> TransportError {
     match e {
         ServiceError::McpError(data) => TransportError::Carrier {
             code: data.code.0,
@@ -141,7 +149,7 @@ fn transport_error(e: ServiceError) -> TransportError {
             secs: timeout.as_secs(),
         },
         ServiceError::UnexpectedResponse => TransportError::Unexpected("not a tools result".into()),
-        other => TransportError::Connection(other.to_string()),
+        other => TransportError::Connection(Diagnosis::of(&other).message(url)),
     }
 }
 
@@ -170,7 +178,7 @@ impl PilotageServer for McpConnection {
                 what: "tools/list".into(),
                 secs: bound.as_secs(),
             })?
-            .map_err(transport_error)?;
+            .map_err(|e| transport_error(&self.url, e))?;
         // Tools are handled as JSON so `_meta` and `inputSchema` are read
         // exactly as the server sent them.
         tools
@@ -192,7 +200,7 @@ impl PilotageServer for McpConnection {
                 what: format!("tools/call {name}"),
                 secs: timeout.as_secs(),
             })?
-            .map_err(transport_error)?;
+            .map_err(|e| transport_error(&self.url, e))?;
         Ok(ToolAnswer {
             structured: result.structured_content,
             is_error: result.is_error.unwrap_or(false),

@@ -6,13 +6,16 @@
 //! (what the server offers), `learn` and `guide_cache` (guides), `lookup`
 //! (catalog), `gate` and `approve` (risk policy, approval), `standard_loop`
 //! (the Run), `output` and `report` (rendering), `values` (closed sets and
-//! fallbacks), `commands` (trace, guides, catalog), `app` (dispatch).
+//! fallbacks), `commands` (trace, guides, catalog), `app` (dispatch),
+//! `credentials` (key file, CA roots), `transport_diagnosis` (transport
+//! failures in the operator's words), `self_docs` (completions, man page).
 
 pub mod app;
 pub mod approve;
 pub mod cli;
 pub mod commands;
 pub mod connect;
+pub mod credentials;
 pub mod discovery;
 #[cfg(test)]
 mod fake;
@@ -23,6 +26,8 @@ pub mod lookup;
 pub mod manifest;
 pub mod output;
 pub mod report;
+pub mod self_docs;
 pub mod server;
 pub mod standard_loop;
+pub mod transport_diagnosis;
 pub mod values;

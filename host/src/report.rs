@@ -133,7 +133,14 @@ impl Reporter for Recorder {
             }
             Event::Drift { round, max } => format!("drift {round}/{max}"),
             Event::DriftExhausted { max } => format!("drift exhausted {max}"),
-            Event::Failed { stage, error, .. } => format!("failed {stage}: {error}"),
+            Event::Failed {
+                stage,
+                error,
+                advice,
+            } => match advice {
+                Some(a) => format!("failed {stage}: {error} (advice: {a})"),
+                None => format!("failed {stage}: {error}"),
+            },
             Event::Note(n) => format!("note {n}"),
         };
         self.lines.push(line);

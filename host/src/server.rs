@@ -20,7 +20,8 @@ pub struct ToolAnswer {
 /// travel here.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TransportError {
-    #[error("cannot reach the server: {0}")]
+    /// A sentence naming the URL and what to fix.
+    #[error("{0}")]
     Connection(String),
     #[error("the server answered with a JSON-RPC error {code}: {message}")]
     Carrier { code: i32, message: String },

@@ -23,7 +23,12 @@ use serde_json::{Map, Value, json};
 /// What to run and how.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
+    /// The program as a JSON value: the file parsed as JSON, or its text as
+    /// a JSON string when it is not JSON.
     pub program: Value,
+    /// The program file's text, when it came from a file: sent as a string
+    /// to a Language whose program argument takes strings (e.g. YAML).
+    pub program_text: Option<String>,
     pub input: Option<Value>,
     pub context: Option<Value>,
     pub language: Option<String>,
@@ -38,6 +43,7 @@ impl RunSpec {
     pub fn new(program: Value) -> RunSpec {
         RunSpec {
             program,
+            program_text: None,
             input: None,
             context: None,
             language: None,
@@ -57,22 +63,47 @@ fn fail(out: &mut dyn Reporter, stage: &str, error: impl ToString, advice: Optio
     Exit::Failure
 }
 
-/// Discovery and the choice of Language.
+/// Discovery and the choice of Language, and the program value to send:
+/// the JSON value when a Language takes it, else the file's text as a
+/// string when a Language takes strings.
 async fn discover<S: PilotageServer>(
     server: &S,
     spec: &RunSpec,
-) -> Result<(Discovery, Chosen), DiscoveryError> {
-    let d = discovery::discover(server, spec.timeouts).await?;
-    let chosen = discovery::choose(
-        &d,
-        spec.language.as_deref(),
-        Needs {
-            program: &spec.program,
-            execute: true,
-            context_given: spec.context.is_some(),
-        },
-    )?;
-    Ok((d, chosen))
+) -> Result<(Discovery, Chosen, Value), (DiscoveryError, Option<String>)> {
+    let d = discovery::discover(server, spec.timeouts)
+        .await
+        .map_err(|e| (e, None))?;
+    let choose = |program: &Value| {
+        discovery::choose(
+            &d,
+            spec.language.as_deref(),
+            Needs {
+                program,
+                execute: true,
+                context_given: spec.context.is_some(),
+            },
+        )
+    };
+    let first = match choose(&spec.program) {
+        Ok(c) => return Ok((d, c, spec.program.clone())),
+        Err(e) => e,
+    };
+    let Some(text) = spec.program_text.as_ref() else {
+        return Err((first, None));
+    };
+    if !spec.program.is_string() {
+        let as_text = Value::String(text.clone());
+        if let Ok(c) = choose(&as_text) {
+            return Ok((d, c, as_text));
+        }
+    }
+    // Say why a JSON Language did not take it, when that is the reason.
+    let advice = serde_json::from_str::<Value>(text).err().map(|e| {
+        format!(
+            "the program file is not JSON ({e}), and no language here takes its program as text"
+        )
+    });
+    Err((first, advice))
 }
 
 /// Runs the loop; reports every step to `out` and returns the exit code
@@ -97,9 +128,14 @@ async fn run_inner<S: PilotageServer>(
     out: &mut dyn Reporter,
 ) -> Exit {
     // 1. discover
-    let (found, mut chosen) = match discover(server, spec).await {
+    let (found, mut chosen, program) = match discover(server, spec).await {
         Ok(v) => v,
-        Err(e) => return fail(out, "discover", e, None),
+        Err((e, advice)) => return fail(out, "discover", e, advice),
+    };
+    // From here on the program is the value the chosen Language takes.
+    let spec = &RunSpec {
+        program,
+        ..spec.clone()
     };
     out.event(Event::Discovered {
         server: server.identity(),
@@ -142,8 +178,8 @@ async fn run_inner<S: PilotageServer>(
                 "the server's tool list changed; discovering again".into(),
             ));
             match discover(server, spec).await {
-                Ok((_, c)) => chosen = c,
-                Err(e) => return fail(out, "discover", e, None),
+                Ok((_, c, _)) => chosen = c,
+                Err((e, advice)) => return fail(out, "discover", e, advice),
             }
         }
 
@@ -250,8 +286,8 @@ async fn run_inner<S: PilotageServer>(
                 });
                 // The catalog moved: the map may have too (Part III §3.3).
                 match discover(server, spec).await {
-                    Ok((_, c)) => chosen = c,
-                    Err(e) => return fail(out, "discover", e, None),
+                    Ok((_, c, _)) => chosen = c,
+                    Err((e, advice)) => return fail(out, "discover", e, advice),
                 }
             }
             // Refusals and failed runs are answers for the author: report
@@ -354,3 +390,5 @@ fn new_key() -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod text_programs;

@@ -17,6 +17,8 @@
 
 #![allow(dead_code)]
 
+pub mod tls;
+
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -341,14 +343,42 @@ impl Env {
     /// Runs `pilotage ARGS --url URL --key acme-ops-key` with stdin not a
     /// terminal (null) and stdout/stderr piped.
     pub async fn pilotage(&self, args: &[&str]) -> CliRun {
-        let cache = self.dir.join("cache");
-        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_pilotage"))
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--url", &self.url, "--key", ACME_OPS]);
+        self.pilotage_as_given(&all, &[]).await
+    }
+
+    /// Runs `pilotage ARGS` with only the cache directory added (the test
+    /// gives URL and key itself), `envs` set, and PILOTAGE_URL,
+    /// PILOTAGE_KEY and SSL_CERT_FILE otherwise unset.
+    pub async fn pilotage_as_given(&self, args: &[&str], envs: &[(&str, &str)]) -> CliRun {
+        run_cli(
+            env!("CARGO_BIN_EXE_pilotage"),
+            args,
+            &self.dir.join("cache"),
+            envs,
+        )
+        .await
+    }
+
+    /// The gateway's address without the MCP path: `http://127.0.0.1:PORT`.
+    pub fn origin(&self) -> String {
+        self.url.trim_end_matches("/mcp").to_string()
+    }
+}
+
+/// Runs a `pilotage` binary with stdin not a terminal (null) and
+/// stdout/stderr piped.
+pub async fn run_cli(bin: &str, args: &[&str], cache: &Path, envs: &[(&str, &str)]) -> CliRun {
+    {
+        let child = tokio::process::Command::new(bin)
             .args(args)
-            .args(["--url", &self.url, "--key", ACME_OPS])
             .arg("--cache-dir")
-            .arg(&cache)
+            .arg(cache)
             .env_remove("PILOTAGE_URL")
             .env_remove("PILOTAGE_KEY")
+            .env_remove("SSL_CERT_FILE")
+            .envs(envs.iter().copied())
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -1,13 +1,15 @@
 //! Mistral with its own `keycloak-oidc` auth instead of the trusted-header
 //! plug-in: the gateway fetches a client-credentials token from an OpenID
 //! provider and sends it as `X-Auth-Token`, which Mistral verifies against
-//! the provider's key set. Ignored by default: it needs a Mistral API
-//! started with `auth_type = keycloak-oidc` (docs/engine-credentials.md,
-//! "Mistral"), named by `PILOTAGE_MISTRAL_URL`, and the provider's token
-//! endpoint, client secret file and engine resource in
-//! `PILOTAGE_MISTRAL_TOKEN_URL`, `PILOTAGE_MISTRAL_SECRET_FILE` and
+//! the provider's key set. Ignored by a plain `cargo test`: it needs a
+//! Mistral API started with `auth_type = keycloak-oidc`
+//! (docs/engine-credentials.md, "Mistral"), named by `PILOTAGE_MISTRAL_URL`,
+//! and the provider's token endpoint, client secret file and engine resource
+//! in `PILOTAGE_MISTRAL_TOKEN_URL`, `PILOTAGE_MISTRAL_SECRET_FILE` and
 //! `PILOTAGE_MISTRAL_RESOURCE` (client id `gateway`, scope `engine:run`, as
-//! tests/oauth/provider/provider.mjs issues them).
+//! tests/oauth/provider/provider.mjs issues them). `scripts/mistral-keycloak
+//! start` starts both and prints those variables; `scripts/test` runs this
+//! with `--ignored` in its Mistral stage. Run without them, it fails.
 
 mod common;
 
@@ -20,7 +22,7 @@ fn var(name: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs a Mistral API with keycloak-oidc auth and an OpenID provider"]
+#[ignore = "needs a keycloak-oidc Mistral API and an OpenID provider: scripts/mistral-keycloak start"]
 async fn mistral_accepts_the_gateways_client_credentials_token() {
     let (token_url, secret, resource) = (
         var("PILOTAGE_MISTRAL_TOKEN_URL"),

@@ -78,7 +78,13 @@ fn promoted(ex: &Exec<'_>, view: &CatalogView, record: &Value) -> Result<Runnabl
     let steps = ex.lang.language.steps(&program);
     // The ceiling may be lower now than at promotion (configuration, or a
     // token's claim): the run stays within today's.
-    let above = validate::ceiling_findings(&steps, view, &ex.principal.ceiling);
+    let above = validate::ceiling_findings(
+        &*ex.lang.language,
+        &program,
+        &steps,
+        view,
+        &ex.principal.ceiling,
+    );
     if !above.is_empty() {
         return Err(refuse(
             ex,

@@ -88,6 +88,13 @@ pub trait Language: Send + Sync {
     /// value, as an HTTP method does).
     fn plan(&self, program: &Value, steps: &[StepInfo], risk_of: steps::plan::RiskOf<'_>) -> Value;
 
+    /// The parameters `step` passes to its capability, as [`Language::plan`]
+    /// hands them to `risk_of`, so the risk ceiling judges a step as its plan
+    /// does; `None` for a language whose steps carry no such parameters.
+    fn step_parameters<'p>(&self, _program: &'p Value, _step: &StepInfo) -> Option<&'p Value> {
+        None
+    }
+
     /// The hints aggregated over a plan (`max_risk_hints`).
     fn plan_max_hints(&self, plan: &Value) -> RiskHints;
 

@@ -75,7 +75,13 @@ async fn compute(
     diagnostics.extend(lang.language.native_checks(program, &steps, view));
     let hidden = HiddenSteps::find(&*lang.language, &steps, view);
     diagnostics.extend(hidden.findings.iter().cloned());
-    diagnostics.extend(ceiling_findings(&steps, view, &principal.ceiling));
+    diagnostics.extend(ceiling_findings(
+        &*lang.language,
+        program,
+        &steps,
+        view,
+        &principal.ceiling,
+    ));
     // Context reaches the engine only when the language declares it.
     let engine_context = context.filter(|_| lang.context_schema.is_some());
     let problems = lang

@@ -217,6 +217,21 @@ impl EngineCredentials {
         })
     }
 
+    /// Whether a health probe `req` sent with these credentials (as engine
+    /// operation `health`) answers 2xx within `req`'s own timeout.
+    pub async fn probe(
+        &self,
+        req: reqwest::RequestBuilder,
+        metrics: Option<&crate::metrics::Metrics>,
+    ) -> bool {
+        let Ok(req) = self.apply(req).await else {
+            return false;
+        };
+        crate::telemetry::engine::send("health", req, metrics)
+            .await
+            .is_ok_and(|r| r.status().is_success())
+    }
+
     /// The engine answered 401: a held OAuth token is dropped so the next
     /// call fetches a new one (the provider may have revoked it).
     pub fn refused(&self) {

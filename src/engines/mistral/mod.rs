@@ -161,13 +161,7 @@ impl Engine for MistralEngine {
 
     async fn healthy(&self) -> bool {
         let req = self.http.get(&self.root).timeout(Duration::from_secs(2));
-        let Ok(req) = self.credentials.apply(req).await else {
-            return false;
-        };
-        crate::telemetry::engine::send("health", req, self.metrics.as_deref())
-            .await
-            .map(|r| r.status().is_success())
-            .unwrap_or(false)
+        self.credentials.probe(req, self.metrics.as_deref()).await
     }
 
     fn breaker(&self) -> super::transport::breaker::BreakerState {

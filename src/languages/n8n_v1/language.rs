@@ -67,6 +67,19 @@ impl Language for N8nV1 {
         plan::derive(&wf, &walk::graph(&wf), risk_of)
     }
 
+    fn step_parameters<'p>(&self, program: &'p Value, step: &StepInfo) -> Option<&'p Value> {
+        // A node without parameters leaves every parameter at its default,
+        // as in the plan.
+        static NONE: std::sync::LazyLock<Value> =
+            std::sync::LazyLock::new(|| Value::Object(serde_json::Map::new()));
+        let node = program.pointer(&step.pointer)?;
+        Some(
+            node.get("parameters")
+                .filter(|p| p.is_object())
+                .unwrap_or(&NONE),
+        )
+    }
+
     fn plan_max_hints(&self, plan: &Value) -> RiskHints {
         steps::plan::max_hints(plan)
     }

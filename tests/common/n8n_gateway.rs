@@ -123,6 +123,33 @@ impl N8n {
         (status, r.json().await.unwrap_or(Value::Null))
     }
 
+    /// `POST /api/v1/workflows` with `key`: n8n's own answer to a workflow
+    /// created behind the gateway's back, (status, JSON body or Null).
+    pub async fn create_workflow(&self, doc: &Value, key: &str) -> (u16, Value) {
+        let r = self
+            .http
+            .post(format!("{}/api/v1/workflows", self.base))
+            .header("X-N8N-API-KEY", key)
+            .json(doc)
+            .send()
+            .await
+            .expect("POST to n8n");
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// `DELETE /api/v1{path}` with `key`: its status.
+    pub async fn delete(&self, path: &str, key: &str) -> u16 {
+        self.http
+            .delete(format!("{}/api/v1{path}", self.base))
+            .header("X-N8N-API-KEY", key)
+            .send()
+            .await
+            .expect("DELETE from n8n")
+            .status()
+            .as_u16()
+    }
+
     /// The workflows the key's user may see (one page of 250).
     pub async fn workflows(&self, key: &str) -> Vec<Value> {
         let (status, body) = self.get("/workflows?limit=250", key).await;

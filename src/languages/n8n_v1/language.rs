@@ -4,7 +4,7 @@
 //! value and costs little next to an n8n call.
 
 use super::document::Workflow;
-use super::{bounds, checks, plan, trace, walk};
+use super::{bounds, checks, input, plan, trace, walk};
 use crate::catalog::CatalogView;
 use crate::classify::Diagnostic;
 use crate::config::language::Bounds;
@@ -86,10 +86,8 @@ impl Language for N8nV1 {
         steps::summary::summarize(steps)
     }
 
-    fn input_schema(&self, _program: &Value) -> Option<Value> {
-        // A workflow declares no input: a trigger receives whatever its
-        // caller sends (a webhook's body, nothing for a manual run).
-        None
+    fn input_schema(&self, program: &Value) -> Option<Value> {
+        input::schema(&Workflow::read(program))
     }
 
     fn program_name(&self, program: &Value) -> Option<String> {

@@ -80,6 +80,29 @@ async fn pil_validate_warnings_only_g() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn pil_validate_reserved_chars_b() {
+    let n = N8nEnv::start().await;
+    let c = n.anonymous_session().await;
+    for name in ["Gre#et", "Gre/et"] {
+        let mut program = greet_program();
+        program["nodes"][1]["name"] = json!(name);
+        program["connections"] = chain(&["Start", name]);
+        let r = validate(&c, &program).await;
+        assert_eq!(r.structured["valid"], false, "{}", r.structured);
+        let d = r.structured["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["code"] == "reserved_character")
+            .unwrap_or_else(|| panic!("{name}: {}", r.structured))
+            .clone();
+        assert!(d["message"].as_str().unwrap().contains(name), "{d}");
+        // At the node's name.
+        assert_eq!(d["path"], "/nodes/1/name", "{d}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn pil_validate_context_undeclared_b() {
     let n = N8nEnv::start().await;
     let c = n.anonymous_session().await;

@@ -3,7 +3,7 @@
 //! Every method reads the document again: reading borrows the program
 //! value and costs little next to an n8n call.
 
-use super::document::Workflow;
+use super::document::{Workflow, trigger_by_name};
 use super::{bounds, checks, input, plan, trace, walk};
 use crate::catalog::CatalogView;
 use crate::classify::Diagnostic;
@@ -92,5 +92,13 @@ impl Language for N8nV1 {
 
     fn program_name(&self, program: &Value) -> Option<String> {
         Workflow::read(program).name.map(str::to_string)
+    }
+
+    fn completed_a_call(&self, step: &Value) -> bool {
+        // The trigger only hands the pinned input on: a run failing right
+        // after it is `error`, as the closed-sets guide says.
+        let calls = step.get("calls").and_then(Value::as_str);
+        calls.is_some_and(|kind| !trigger_by_name(kind))
+            && step.pointer("/outcome/ok").and_then(Value::as_bool) == Some(true)
     }
 }

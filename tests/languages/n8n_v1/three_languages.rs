@@ -8,10 +8,9 @@
 
 use crate::common::mistral::{self, Mistral, echo_program, mistral_url};
 use crate::common::n8n_gateway::{self, N8N, N8nEnv, say_program};
-use crate::common::{ACME_OPS, LANG, repo_path, write_program};
-use pilotage_gateway::config::{ApiKeyConfig, Config};
+use crate::common::{ACME_OPS, LANG, engine_env, repo_path, write_program};
+use pilotage_gateway::config::Config;
 use serde_json::json;
-use sha2::Digest;
 
 /// `deploy/gateway.mistral.toml`: its engine and language are added.
 fn mistral_config() -> Config {
@@ -36,14 +35,9 @@ async fn three_languages_run_at_once_each_on_its_own_engine() {
     let n = N8nEnv::start_with(move |cfg| {
         cfg.engines.insert(mistral::ENGINE.into(), engine);
         cfg.languages.push(language);
-        cfg.auth.keys.push(ApiKeyConfig {
-            name: "legacy".into(),
-            tenant: "acme".into(),
-            sha256: hex::encode(sha2::Sha256::digest(ACME_OPS.as_bytes())),
-            permissions: None,
-            max_risk: None,
-            forbid_risk_hints: Vec::new(),
-        });
+        cfg.auth
+            .keys
+            .push(engine_env::key_entry("legacy", "acme", ACME_OPS));
     })
     .await;
     let m = Mistral::new(&mistral_url());

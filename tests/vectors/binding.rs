@@ -6,7 +6,7 @@
 //! languages (programs that fail, engine-side observations) stays in each
 //! language's own module.
 
-use crate::common::answers::{error_kind, status};
+use crate::common::answers::{codes, error_kind, status};
 use crate::common::{CallResult, Mcp, assert_shape};
 use crate::support::{tool_names, with_topic};
 use serde_json::{Value, json};
@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 pub trait VectorLanguage: Sized {
     /// The language's name in the manifest.
     const NAME: &'static str;
-    /// Its execute and trace tools.
+    /// Its validate, execute and trace tools.
+    const VALIDATE: &'static str;
     const EXECUTE: &'static str;
     const TRACE: &'static str;
     /// A guide with a runnable example, and the fence that example opens.
@@ -45,7 +46,9 @@ macro_rules! engine_language_vectors {
     ($lang:ty) => {
         $crate::engine_language_vectors!(@each $lang;
             pil_discover_manifest_g, pil_learn_index_g, pil_learn_fetch_g,
-            pil_learn_unknown_id_b, pil_execute_both_runnables_b,
+            pil_learn_unknown_id_b, pil_lookup_unknown_baseline_b,
+            pil_validate_good_g, pil_validate_context_undeclared_b,
+            pil_execute_both_runnables_b,
             pil_execute_no_runnable_b, pil_execute_mode_missing_b,
             pil_execute_unknown_trace_level_b, pil_execute_trace_none_g,
             pil_execute_store_false_g, pil_execute_store_retain_g,
@@ -168,6 +171,52 @@ pub async fn pil_learn_unknown_id_b<L: VectorLanguage>() {
         .await;
     assert_eq!(error_kind(&r), "not_found");
     assert_shape(&r.structured, "RequestError");
+}
+
+pub async fn pil_lookup_unknown_baseline_b<L: VectorLanguage>() {
+    let lang = L::start().await;
+    let c = lang.anonymous().await;
+    let r = c
+        .call(
+            "pilotage_catalog",
+            json!({"language": L::NAME, "verb": "changed_since",
+                   "catalog_version": "cv_unknown_baseline"}),
+        )
+        .await;
+    assert_eq!(error_kind(&r), "unknown_baseline");
+}
+
+pub async fn pil_validate_good_g<L: VectorLanguage>() {
+    let lang = L::start().await;
+    let c = lang.anonymous().await;
+    let r = c
+        .call(L::VALIDATE, json!({"workflow": lang.program()}))
+        .await;
+    assert!(!r.is_error);
+    assert_eq!(r.structured["valid"], true, "{}", r.structured);
+    assert!(
+        r.structured["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["severity"] != "error")
+    );
+    assert_shape(&r.structured["plan"], "Plan");
+    assert!(r.structured["catalog_version"].is_string());
+}
+
+pub async fn pil_validate_context_undeclared_b<L: VectorLanguage>() {
+    let lang = L::start().await;
+    let c = lang.anonymous().await;
+    let r = c
+        .call(
+            L::VALIDATE,
+            json!({"workflow": lang.program(), "context": {"any": "value"}}),
+        )
+        .await;
+    assert!(!r.is_error, "{}", r.structured);
+    assert_eq!(r.structured["valid"], false);
+    assert!(codes(&r.structured).contains(&"context_binding".to_string()));
 }
 
 pub async fn pil_execute_both_runnables_b<L: VectorLanguage>() {

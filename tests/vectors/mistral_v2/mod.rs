@@ -2,9 +2,9 @@
 //! per vector that applies to the language's declared capabilities, each
 //! through the HTTP endpoint of a gateway in front of the real Mistral; those
 //! whose body every engine-bound language shares through
-//! [`VectorLanguage`] (discover, learn, request shapes, stored runs), the
-//! rest in this folder. The vectors that do not apply, and why, are listed
-//! in `docs/conformance.md` ("mistral/v2").
+//! [`VectorLanguage`] (discover, learn, request shapes, a good program,
+//! stored runs), the rest in this folder. The vectors that do not apply, and
+//! why, are listed in `docs/conformance.md` ("mistral/v2").
 
 use crate::binding::VectorLanguage;
 use crate::common::answers::{codes, error_kind, status};
@@ -103,6 +103,7 @@ async fn observable(m: &Mistral, project: &str) -> (Vec<Value>, Vec<Value>) {
 
 impl VectorLanguage for MistralEnv {
     const NAME: &'static str = MISTRAL;
+    const VALIDATE: &'static str = VALIDATE;
     const EXECUTE: &'static str = EXECUTE;
     const TRACE: &'static str = TRACE;
     const EXAMPLE_GUIDE: (&'static str, &'static str) = ("transitions", "```yaml workflow");

@@ -2,9 +2,9 @@
 //! workflow documents): one test per vector that applies to the language's
 //! declared capabilities, each through the HTTP endpoint of a gateway in
 //! front of a real n8n; those whose body every engine-bound language shares
-//! through [`VectorLanguage`] (discover, learn, request shapes, stored
-//! runs), the rest in this folder. The vectors that do not apply, and why,
-//! are listed in `docs/conformance.md` ("n8n/v1").
+//! through [`VectorLanguage`] (discover, learn, request shapes, a good
+//! program, stored runs), the rest in this folder. The vectors that do not
+//! apply, and why, are listed in `docs/conformance.md` ("n8n/v1").
 //!
 //! "No side effects" is checked on n8n itself: the workflows a run of the
 //! gateway creates (`pilotage-<digest>`) that the tenant's n8n user still
@@ -126,6 +126,7 @@ async fn observable(n: &N8nEnv, caller: &Caller) -> (Vec<String>, usize) {
 
 impl VectorLanguage for N8nEnv {
     const NAME: &'static str = N8N;
+    const VALIDATE: &'static str = VALIDATE;
     const EXECUTE: &'static str = EXECUTE;
     const TRACE: &'static str = TRACE;
     const EXAMPLE_GUIDE: (&'static str, &'static str) = ("examples", "```json workflow");

@@ -160,7 +160,9 @@ fn traced(ex: &Exec<'_>, runnable: &Runnable, ended: Ended, started: Instant) ->
     );
     if end == RunEnd::Failed
         && outcome.status == RunStatus::Error.as_str()
-        && any_call_succeeded(&trace)
+        && trace
+            .iter()
+            .any(|step| lang.language.completed_a_call(step))
     {
         outcome.status = RunStatus::Partial.as_str();
     }
@@ -172,13 +174,4 @@ fn traced(ex: &Exec<'_>, runnable: &Runnable, ended: Ended, started: Instant) ->
         trace,
         stats,
     }
-}
-
-/// Whether a call completed before the failure (side effects may exist),
-/// as the language's trace shows it.
-fn any_call_succeeded(trace: &[Value]) -> bool {
-    trace.iter().any(|step| {
-        step.get("calls").is_some()
-            && step.pointer("/outcome/ok").and_then(Value::as_bool) == Some(true)
-    })
 }

@@ -1,8 +1,9 @@
 //! The shipped n8n/v1 guides: they load, the core guide stays small and
 //! has a runnable example, every example is a workflow document started by
 //! the trigger that fits its input, and the closed-sets guide lists exactly the codes the n8n
-//! corpus promises (`tests/n8n/corpus/cases.toml`), the reserved ones and
-//! the gateway's own `risk_ceiling`: no more, no fewer.
+//! corpus promises (`tests/n8n/corpus/cases.toml`), the reserved ones,
+//! the gateway's own `risk_ceiling` and `reserved_character` (the step-id
+//! rule of the specification): no more, no fewer.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -60,5 +61,8 @@ fn the_n8n_v1_closed_sets_list_exactly_the_corpus_codes() {
     assert!(expected.len() >= 10, "{expected:?}");
     expected.extend(RESERVED_CODES.iter().map(|c| c.to_string()));
     expected.insert("risk_ceiling".into());
+    // Part II §3.4's reserved characters in step ids: n8n allows them in
+    // node names, so the corpus of n8n's own mistakes has no such case.
+    expected.insert("reserved_character".into());
     assert_eq!(shipped().diagnostic_codes(), expected);
 }

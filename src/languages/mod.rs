@@ -117,4 +117,13 @@ pub trait Language: Send + Sync {
 
     /// The name a program gives itself, shown on its promoted entry.
     fn program_name(&self, program: &Value) -> Option<String>;
+
+    /// Whether a `full` trace entry is a call that completed, so that a run
+    /// failing after it is `partial` (its effects stay) rather than `error`.
+    /// A language whose runs begin with a step that only hands the input on
+    /// (an n8n trigger) leaves that step out.
+    fn completed_a_call(&self, step: &Value) -> bool {
+        step.get("calls").is_some()
+            && step.pointer("/outcome/ok").and_then(Value::as_bool) == Some(true)
+    }
 }

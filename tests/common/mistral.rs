@@ -12,11 +12,9 @@
 //! projects never meet those of another test or of anyone else using the
 //! same Mistral.
 
-use super::{Engine, TestEnv, ports::rand_suffix, repo_path};
+use super::{Engine, TestEnv, engine_env, ports::rand_suffix};
 use pilotage_gateway::config::{ApiKeyConfig, Config};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -34,36 +32,8 @@ pub const ENGINE: &str = "mistral";
 /// per test binary.
 pub fn mistral_url() -> String {
     static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| {
-        if let Ok(url) = std::env::var("PILOTAGE_MISTRAL_URL")
-            && !url.trim().is_empty()
-        {
-            return url.trim().trim_end_matches('/').to_string();
-        }
-        let script = repo_path("scripts/mistral");
-        let url = Command::new(&script).arg("url").output();
-        if let Ok(out) = url
-            && out.status.success()
-        {
-            return String::from_utf8_lossy(&out.stdout).trim().to_string();
-        }
-        let out = Command::new(&script)
-            .arg("start")
-            .output()
-            .expect("run scripts/mistral start");
-        assert!(
-            out.status.success(),
-            "scripts/mistral start failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .last()
-            .expect("scripts/mistral start printed the URL")
-            .trim()
-            .to_string()
-    })
-    .clone()
+    URL.get_or_init(|| engine_env::find_or_start("PILOTAGE_MISTRAL_URL", "mistral", &[]))
+        .clone()
 }
 
 /// A direct client of Mistral's REST API, one project at a time.
@@ -184,14 +154,7 @@ pub struct MistralEnv {
 }
 
 fn key_entry(name: &str, caller: &Caller) -> ApiKeyConfig {
-    ApiKeyConfig {
-        name: name.to_string(),
-        tenant: caller.tenant.clone(),
-        sha256: hex::encode(Sha256::digest(caller.key.as_bytes())),
-        permissions: None,
-        max_risk: None,
-        forbid_risk_hints: Vec::new(),
-    }
+    engine_env::key_entry(name, &caller.tenant, &caller.key)
 }
 
 impl MistralEnv {
@@ -235,16 +198,12 @@ impl MistralEnv {
 
     /// An initialized session of a keyed caller.
     pub async fn session(&self, caller: &Caller) -> super::Mcp {
-        let mut c = self.env.client(&caller.key);
-        c.initialize().await;
-        c
+        engine_env::session(&self.env, &caller.key).await
     }
 
     /// An initialized anonymous session.
     pub async fn anonymous_session(&self) -> super::Mcp {
-        let mut c = self.env.anonymous();
-        c.initialize().await;
-        c
+        engine_env::anonymous_session(&self.env).await
     }
 
     /// Removes the executions the suite left in its projects.
@@ -262,13 +221,7 @@ pub async fn validate(c: &super::Mcp, program: &str) -> super::CallResult {
 
 /// execute through the gateway: `mode` immediate, plus `extra` members.
 pub async fn run(c: &super::Mcp, program: &str, extra: Value) -> super::CallResult {
-    let mut args = json!({"workflow": program, "mode": "immediate"});
-    if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {
-        for (k, v) in e {
-            a.insert(k.clone(), v.clone());
-        }
-    }
-    c.call(EXECUTE, args).await
+    engine_env::execute(c, EXECUTE, json!(program), extra).await
 }
 
 /// A one-task program that echoes `text`.

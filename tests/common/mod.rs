@@ -13,6 +13,7 @@
 #![allow(dead_code)]
 
 pub mod answers;
+pub mod engine_env;
 pub mod guides;
 pub mod mistral;
 pub mod ports;

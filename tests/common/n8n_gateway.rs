@@ -20,12 +20,10 @@
 //! holds before and after, the environments of one test binary are held one
 //! at a time.
 
-use super::{Engine, TestEnv, ports::rand_suffix, repo_path};
+use super::{Engine, TestEnv, engine_env, ports::rand_suffix, repo_path};
 use pilotage_gateway::config::{ApiKeyConfig, Config};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::{Mutex, OwnedMutexGuard};
@@ -55,38 +53,8 @@ pub fn n8n_home() -> PathBuf {
 pub fn n8n_url() -> String {
     static URL: OnceLock<String> = OnceLock::new();
     URL.get_or_init(|| {
-        if let Ok(url) = std::env::var("PILOTAGE_N8N_URL")
-            && !url.trim().is_empty()
-        {
-            return url.trim().trim_end_matches('/').to_string();
-        }
-        let script = repo_path("scripts/n8n");
         let home = n8n_home();
-        let url = Command::new(&script)
-            .arg("url")
-            .env("PILOTAGE_N8N_HOME", &home)
-            .output();
-        if let Ok(out) = url
-            && out.status.success()
-        {
-            return String::from_utf8_lossy(&out.stdout).trim().to_string();
-        }
-        let out = Command::new(&script)
-            .arg("start")
-            .env("PILOTAGE_N8N_HOME", &home)
-            .output()
-            .expect("run scripts/n8n start");
-        assert!(
-            out.status.success(),
-            "scripts/n8n start failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .last()
-            .expect("scripts/n8n start printed the URL")
-            .trim()
-            .to_string()
+        engine_env::find_or_start("PILOTAGE_N8N_URL", "n8n", &[("PILOTAGE_N8N_HOME", &home)])
     })
     .clone()
 }
@@ -121,6 +89,33 @@ impl N8n {
             .expect("GET from n8n");
         let status = r.status().as_u16();
         (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// `POST /api/v1/workflows` with `key`: n8n's own answer to a workflow
+    /// created behind the gateway's back, (status, JSON body or Null).
+    pub async fn create_workflow(&self, doc: &Value, key: &str) -> (u16, Value) {
+        let r = self
+            .http
+            .post(format!("{}/api/v1/workflows", self.base))
+            .header("X-N8N-API-KEY", key)
+            .json(doc)
+            .send()
+            .await
+            .expect("POST to n8n");
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// `DELETE /api/v1{path}` with `key`: its status.
+    pub async fn delete(&self, path: &str, key: &str) -> u16 {
+        self.http
+            .delete(format!("{}/api/v1{path}", self.base))
+            .header("X-N8N-API-KEY", key)
+            .send()
+            .await
+            .expect("DELETE from n8n")
+            .status()
+            .as_u16()
     }
 
     /// The workflows the key's user may see (one page of 250).
@@ -184,14 +179,7 @@ async fn turn() -> OwnedMutexGuard<()> {
 }
 
 fn key_entry(name: &str, caller: &Caller) -> ApiKeyConfig {
-    ApiKeyConfig {
-        name: name.to_string(),
-        tenant: caller.tenant.clone(),
-        sha256: hex::encode(Sha256::digest(caller.key.as_bytes())),
-        permissions: None,
-        max_risk: None,
-        forbid_risk_hints: Vec::new(),
-    }
+    engine_env::key_entry(name, &caller.tenant, &caller.key)
 }
 
 /// Copies n8n user `user`'s secrets (`api-key`, `user.json`) into
@@ -277,16 +265,12 @@ impl N8nEnv {
 
     /// An initialized session of a keyed caller.
     pub async fn session(&self, caller: &Caller) -> super::Mcp {
-        let mut c = self.env.client(&caller.key);
-        c.initialize().await;
-        c
+        engine_env::session(&self.env, &caller.key).await
     }
 
     /// An initialized anonymous session.
     pub async fn anonymous_session(&self) -> super::Mcp {
-        let mut c = self.env.anonymous();
-        c.initialize().await;
-        c
+        engine_env::anonymous_session(&self.env).await
     }
 }
 
@@ -304,13 +288,7 @@ pub async fn validate(c: &super::Mcp, program: &Value) -> super::CallResult {
 
 /// execute through the gateway: `mode` immediate, plus `extra` members.
 pub async fn run(c: &super::Mcp, program: &Value, extra: Value) -> super::CallResult {
-    let mut args = json!({"workflow": program, "mode": "immediate"});
-    if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {
-        for (k, v) in e {
-            a.insert(k.clone(), v.clone());
-        }
-    }
-    c.call(EXECUTE, args).await
+    engine_env::execute(c, EXECUTE, program.clone(), extra).await
 }
 
 /// A node of the suites' programs.

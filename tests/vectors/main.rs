@@ -4,13 +4,15 @@
 //! `legacy-engine` (or, in external mode, a whole deployment behind a load
 //! balancer); `mistral_v2` binds the vectors that apply to `mistral/v2`
 //! programs, in front of the real Mistral, and `n8n_v1` those that apply to
-//! `n8n/v1` programs, in front of a real n8n. `support` holds what all read;
+//! `n8n/v1` programs, in front of a real n8n, the vectors whose body both
+//! share written once in `binding`. `support` holds what all read;
 //! `registry` checks every server vector has a test here and a row in
 //! `docs/conformance.md`.
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod binding;
 mod mistral_v2;
 mod n8n_v1;
 mod registry;

@@ -43,7 +43,7 @@ impl N8nEngine {
             "name": owned_name(program),
             "nodes": program.get("nodes").cloned().unwrap_or(json!([])),
             "connections": program.get("connections").cloned().unwrap_or(json!({})),
-            "settings": program.get("settings").cloned().unwrap_or(json!({})),
+            "settings": settings(program),
             "pinData": {trigger.as_str(): items(input)},
         });
         let created = self
@@ -337,6 +337,23 @@ fn owned_name(program: &Value) -> String {
     format!("pilotage-{}", &hex::encode(h.finalize())[..16])
 }
 
+/// The program's settings, saving the execution's progress unless the
+/// program says otherwise: n8n stores a stopped manual execution without
+/// the node runs that finished before the stop, unless it saved them as
+/// they finished, and a run stopped at its deadline still owes its caller
+/// a trace of them.
+fn settings(program: &Value) -> Value {
+    let mut settings = program
+        .get("settings")
+        .filter(|s| s.is_object())
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    if let Some(map) = settings.as_object_mut() {
+        map.entry("saveExecutionProgress").or_insert(json!(true));
+    }
+    settings
+}
+
 /// An id n8n gives as a string or a number.
 fn id_text(v: &Value) -> Option<String> {
     match v {
@@ -449,6 +466,19 @@ mod tests {
             Some("/nodes/1")
         );
         assert_eq!(at("something else"), None);
+    }
+
+    #[test]
+    fn progress_is_saved_unless_the_program_says_otherwise() {
+        assert_eq!(
+            settings(&json!({"settings": {"executionOrder": "v1"}})),
+            json!({"executionOrder": "v1", "saveExecutionProgress": true})
+        );
+        assert_eq!(settings(&json!({})), json!({"saveExecutionProgress": true}));
+        assert_eq!(
+            settings(&json!({"settings": {"saveExecutionProgress": false}})),
+            json!({"saveExecutionProgress": false})
+        );
     }
 
     #[test]

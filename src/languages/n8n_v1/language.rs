@@ -3,8 +3,8 @@
 //! Every method reads the document again: reading borrows the program
 //! value and costs little next to an n8n call.
 
-use super::document::Workflow;
-use super::{bounds, checks, plan, trace, walk};
+use super::document::{Workflow, trigger_by_name};
+use super::{bounds, checks, input, plan, trace, walk};
 use crate::catalog::CatalogView;
 use crate::classify::Diagnostic;
 use crate::config::language::Bounds;
@@ -99,13 +99,19 @@ impl Language for N8nV1 {
         steps::summary::summarize(steps)
     }
 
-    fn input_schema(&self, _program: &Value) -> Option<Value> {
-        // A workflow declares no input: a trigger receives whatever its
-        // caller sends (a webhook's body, nothing for a manual run).
-        None
+    fn input_schema(&self, program: &Value) -> Option<Value> {
+        input::schema(&Workflow::read(program))
     }
 
     fn program_name(&self, program: &Value) -> Option<String> {
         Workflow::read(program).name.map(str::to_string)
+    }
+
+    fn completed_a_call(&self, step: &Value) -> bool {
+        // The trigger only hands the pinned input on: a run failing right
+        // after it is `error`, as the closed-sets guide says.
+        let calls = step.get("calls").and_then(Value::as_str);
+        calls.is_some_and(|kind| !trigger_by_name(kind))
+            && step.pointer("/outcome/ok").and_then(Value::as_bool) == Some(true)
     }
 }

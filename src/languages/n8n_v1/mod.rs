@@ -11,6 +11,7 @@ pub mod document;
 #[cfg(test)]
 mod fixtures;
 pub mod graph;
+pub mod input;
 pub mod javascript;
 mod language;
 pub mod plan;

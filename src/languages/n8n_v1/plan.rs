@@ -163,4 +163,15 @@ mod tests {
             ("n8n/v1", "object", "json-pointer")
         );
     }
+
+    #[test]
+    fn a_trigger_that_succeeded_is_no_completed_call() {
+        let l = N8nV1;
+        let step = |calls: &str, ok: bool| serde_json::json!({"id": "x", "calls": calls, "outcome": {"ok": ok}});
+        assert!(!l.completed_a_call(&step("n8n-nodes-base.manualTrigger", true)));
+        assert!(!l.completed_a_call(&step("n8n-nodes-base.webhook", true)));
+        assert!(l.completed_a_call(&step("n8n-nodes-base.set", true)));
+        assert!(!l.completed_a_call(&step("n8n-nodes-base.set", false)));
+        assert!(!l.completed_a_call(&serde_json::json!({"id": "x", "outcome": {"ok": true}})));
+    }
 }

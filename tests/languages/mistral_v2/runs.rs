@@ -9,9 +9,8 @@ use crate::common::answers::codes;
 use crate::common::mistral::{
     self, EXECUTE, MISTRAL, MistralEnv, TRACE, VALIDATE, echo_program, greet_program, run, validate,
 };
-use crate::common::{ACME_OPS, LANG, write_program};
+use crate::common::{ACME_OPS, LANG, engine_env, write_program};
 use serde_json::{Value, json};
-use sha2::Digest;
 use std::time::Duration;
 
 /// A task that writes, then a misspelled action: Mistral's validator lets it
@@ -127,14 +126,9 @@ async fn both_languages_run_at_once_each_on_its_own_engine() {
     // The legacy engine knows its own tenants only: workflow/v1 runs as an
     // `acme` key, mistral/v2 as the suite's own tenant, on one gateway.
     let m = MistralEnv::start_with(|cfg| {
-        cfg.auth.keys.push(pilotage_gateway::config::ApiKeyConfig {
-            name: "legacy".into(),
-            tenant: "acme".into(),
-            sha256: hex::encode(sha2::Sha256::digest(ACME_OPS.as_bytes())),
-            permissions: None,
-            max_risk: None,
-            forbid_risk_hints: Vec::new(),
-        });
+        cfg.auth
+            .keys
+            .push(engine_env::key_entry("legacy", "acme", ACME_OPS));
     })
     .await;
     let c = m.session(&m.a).await;

@@ -1,7 +1,16 @@
 //! `n8n/v1` against a real n8n: the language-loop suite, with its programs
 //! built from the shapes of the n8n corpus (`tests/n8n/corpus/`), one
 //! rejected and one corrected workflow per diagnostic code of
-//! `guides/n8n-v1/closed-sets.md`.
+//! `guides/n8n-v1/closed-sets.md`; and what only this language checks:
+//! `runs` (a broken node after a write refused before anything runs,
+//! deploy and `program_ref`, idempotent replay, the run deadline, tenant
+//! isolation down to n8n's projects, counted through `hook`) and
+//! `three_languages` (`workflow/v1`, `mistral/v2` and `n8n/v1` on one
+//! gateway).
+
+mod hook;
+mod runs;
+mod three_languages;
 
 use crate::common::Mcp;
 use crate::common::answers::codes;
@@ -58,6 +67,9 @@ fn cases() -> Vec<(&'static str, Value, Value)> {
         ],
         chain(&["Start", "Say"]),
     );
+    let mut hashed = good.clone();
+    hashed["nodes"][1]["name"] = json!("Say #1");
+    hashed["connections"] = chain(&["Start", "Say #1"]);
     let mut once = twice.clone();
     once["nodes"][2] = set_node("Again", 480, &[("said", "b")]);
     once["connections"] = chain(&["Start", "Say", "Again"]);
@@ -69,6 +81,7 @@ fn cases() -> Vec<(&'static str, Value, Value)> {
             good.clone(),
         ),
         ("duplicate_id", twice, once),
+        ("reserved_character", hashed, good.clone()),
         ("unknown_task", to_nowhere, good.clone()),
         (
             "unknown_capability",

@@ -113,29 +113,6 @@ async fn pil_execute_promotion_drift_b() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn pil_execute_both_runnables_b() {
-    let m = MistralEnv::start().await;
-    let c = m.anonymous_session().await;
-    let r = c
-        .call(
-            EXECUTE,
-            json!({"workflow": greet_program(), "program_ref": "prog_x", "mode": "immediate"}),
-        )
-        .await;
-    assert_eq!(error_kind(&r), "invalid_request");
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn pil_execute_no_runnable_b() {
-    let m = MistralEnv::start().await;
-    let c = m.anonymous_session().await;
-    let r = c
-        .call(EXECUTE, json!({"input": {"x": 1}, "mode": "immediate"}))
-        .await;
-    assert_eq!(error_kind(&r), "invalid_request");
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn pil_execute_input_binding_b() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
@@ -175,14 +152,6 @@ async fn pil_execute_input_binding_b() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn pil_execute_unknown_trace_level_b() {
-    let m = MistralEnv::start().await;
-    let c = m.anonymous_session().await;
-    let r = run(&c, &greet_program(), json!({"trace_level": "verbose"})).await;
-    assert_eq!(error_kind(&r), "invalid_request");
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn pil_execute_test_run_undeclared_b() {
     let m = MistralEnv::start().await;
     let c = m.session(&m.a).await;
@@ -194,14 +163,6 @@ async fn pil_execute_test_run_undeclared_b() {
     .await;
     assert_eq!(error_kind(&r), "invalid_request");
     assert!(m.mistral.executions(&m.a.tenant).await.is_empty());
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn pil_execute_mode_missing_b() {
-    let m = MistralEnv::start().await;
-    let c = m.anonymous_session().await;
-    let r = c.call(EXECUTE, json!({"workflow": greet_program()})).await;
-    assert_eq!(error_kind(&r), "invalid_request");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -229,22 +190,6 @@ async fn pil_execute_idempotent_conflict_b() {
     let r = c.call(EXECUTE, args).await;
     assert_eq!(error_kind(&r), "idempotency_conflict");
     assert_eq!(m.mistral.executions(&m.a.tenant).await.len(), 1);
-    m.clean().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn pil_execute_trace_none_g() {
-    let m = MistralEnv::start().await;
-    let c = m.session(&m.a).await;
-    let r = run(
-        &c,
-        &greet_program(),
-        json!({"input": {"name": "x"}, "trace_level": "none"}),
-    )
-    .await;
-    assert_eq!(status(&r), "success");
-    assert!(r.structured["run_id"].is_string());
-    assert!(r.structured.get("trace").is_none());
     m.clean().await;
 }
 

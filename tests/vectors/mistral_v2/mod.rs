@@ -1,9 +1,12 @@
 //! The official conformance vectors bound to `mistral/v2` programs: one test
 //! per vector that applies to the language's declared capabilities, each
-//! through the HTTP endpoint of a gateway in front of the real Mistral. The
-//! vectors that do not apply, and why, are listed in `docs/conformance.md`
-//! ("mistral/v2").
+//! through the HTTP endpoint of a gateway in front of the real Mistral; those
+//! whose body every engine-bound language shares through
+//! [`VectorLanguage`] (discover, learn, request shapes, a good program,
+//! stored runs), the rest in this folder. The vectors that do not apply, and
+//! why, are listed in `docs/conformance.md` ("mistral/v2").
 
+use crate::binding::VectorLanguage;
 use crate::common::answers::{codes, error_kind, status};
 use crate::common::guides::closed_codes;
 use crate::common::mistral::{
@@ -11,11 +14,9 @@ use crate::common::mistral::{
     validate,
 };
 use crate::common::{Mcp, assert_shape, ports::free_port};
-use crate::support::{tool_names, with_topic};
 use serde_json::{Value, json};
 
 mod catalog;
-mod discover;
 mod execute;
 mod trace;
 mod validate;
@@ -99,3 +100,43 @@ async fn catalog_version(c: &Mcp) -> String {
 async fn observable(m: &Mistral, project: &str) -> (Vec<Value>, Vec<Value>) {
     (m.executions(project).await, m.workflows(project).await)
 }
+
+impl VectorLanguage for MistralEnv {
+    const NAME: &'static str = MISTRAL;
+    const VALIDATE: &'static str = VALIDATE;
+    const EXECUTE: &'static str = EXECUTE;
+    const TRACE: &'static str = TRACE;
+    const EXAMPLE_GUIDE: (&'static str, &'static str) = ("transitions", "```yaml workflow");
+    const TRACE_IDS_MARK: &'static str = "#n";
+
+    async fn start() -> Self {
+        MistralEnv::start().await
+    }
+
+    async fn anonymous(&self) -> Mcp {
+        self.anonymous_session().await
+    }
+
+    async fn caller_a(&self) -> Mcp {
+        self.session(&self.a).await
+    }
+
+    async fn caller_b(&self) -> Mcp {
+        self.session(&self.b).await
+    }
+
+    fn program(&self) -> Value {
+        json!(greet_program())
+    }
+
+    async fn check_untouched(&self) {
+        // Discovery changed nothing in Mistral.
+        assert!(self.mistral.executions(&self.anonymous).await.is_empty());
+    }
+
+    async fn finish(&self) {
+        self.clean().await;
+    }
+}
+
+crate::engine_language_vectors!(MistralEnv);

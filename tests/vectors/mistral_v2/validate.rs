@@ -3,24 +3,6 @@
 use super::*;
 
 #[tokio::test(flavor = "multi_thread")]
-async fn pil_validate_good_g() {
-    let m = MistralEnv::start().await;
-    let c = m.anonymous_session().await;
-    let r = validate(&c, &greet_program()).await;
-    assert!(!r.is_error);
-    assert_eq!(r.structured["valid"], true, "{}", r.structured);
-    assert!(
-        r.structured["diagnostics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|d| d["severity"] != "error")
-    );
-    assert_shape(&r.structured["plan"], "Plan");
-    assert!(r.structured["catalog_version"].is_string());
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn pil_validate_unknown_name_b() {
     let m = MistralEnv::start().await;
     let c = m.anonymous_session().await;
@@ -71,21 +53,6 @@ async fn pil_validate_reserved_chars_b() {
         // At the task's name, line 8.
         assert_eq!(d["path"]["start"], json!({"line": 8, "column": 5}), "{d}");
     }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn pil_validate_context_undeclared_b() {
-    let m = MistralEnv::start().await;
-    let c = m.anonymous_session().await;
-    let r = c
-        .call(
-            VALIDATE,
-            json!({"workflow": greet_program(), "context": {"any": "value"}}),
-        )
-        .await;
-    assert!(!r.is_error, "{}", r.structured);
-    assert_eq!(r.structured["valid"], false);
-    assert!(codes(&r.structured).contains(&"context_binding".to_string()));
 }
 
 #[tokio::test(flavor = "multi_thread")]

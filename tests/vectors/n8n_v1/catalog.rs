@@ -62,18 +62,6 @@ async fn pil_lookup_get_unknown_b() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn pil_lookup_unknown_baseline_b() {
-    let n = N8nEnv::start().await;
-    let c = n.anonymous_session().await;
-    let r = catalog(
-        &c,
-        json!({"verb": "changed_since", "catalog_version": "cv_unknown_baseline"}),
-    )
-    .await;
-    assert_eq!(error_kind(&r), "unknown_baseline");
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn pil_catalog_version_stable_g() {
     let n = N8nEnv::start().await;
     let c = n.anonymous_session().await;

@@ -75,29 +75,6 @@ async fn pil_execute_drift_before_validation_b() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn pil_execute_both_runnables_b() {
-    let n = N8nEnv::start().await;
-    let c = n.anonymous_session().await;
-    let r = c
-        .call(
-            EXECUTE,
-            json!({"workflow": greet_program(), "program_ref": "prog_x", "mode": "immediate"}),
-        )
-        .await;
-    assert_eq!(error_kind(&r), "invalid_request");
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn pil_execute_no_runnable_b() {
-    let n = N8nEnv::start().await;
-    let c = n.anonymous_session().await;
-    let r = c
-        .call(EXECUTE, json!({"input": {"x": 1}, "mode": "immediate"}))
-        .await;
-    assert_eq!(error_kind(&r), "invalid_request");
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn pil_execute_input_binding_b() {
     let n = N8nEnv::start().await;
     let c = n.session(&n.a).await;
@@ -138,14 +115,6 @@ async fn pil_execute_input_binding_b() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn pil_execute_unknown_trace_level_b() {
-    let n = N8nEnv::start().await;
-    let c = n.anonymous_session().await;
-    let r = run(&c, &say_program("hi"), json!({"trace_level": "verbose"})).await;
-    assert_eq!(error_kind(&r), "invalid_request");
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn pil_execute_test_run_undeclared_b() {
     let n = N8nEnv::start().await;
     let c = n.session(&n.a).await;
@@ -158,14 +127,6 @@ async fn pil_execute_test_run_undeclared_b() {
     .await;
     assert_eq!(error_kind(&r), "invalid_request");
     assert_eq!(observable(&n, &n.a).await, before);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn pil_execute_mode_missing_b() {
-    let n = N8nEnv::start().await;
-    let c = n.anonymous_session().await;
-    let r = c.call(EXECUTE, json!({"workflow": greet_program()})).await;
-    assert_eq!(error_kind(&r), "invalid_request");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -190,21 +151,6 @@ async fn pil_execute_idempotent_conflict_b() {
     args["input"] = json!({"name": "y"});
     let r = c.call(EXECUTE, args).await;
     assert_eq!(error_kind(&r), "idempotency_conflict");
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn pil_execute_trace_none_g() {
-    let n = N8nEnv::start().await;
-    let c = n.session(&n.a).await;
-    let r = run(
-        &c,
-        &greet_program(),
-        json!({"input": {"name": "x"}, "trace_level": "none"}),
-    )
-    .await;
-    assert_eq!(status(&r), "success");
-    assert!(r.structured["run_id"].is_string());
-    assert!(r.structured.get("trace").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,8 +1,10 @@
 //! The official conformance vectors bound to `n8n/v1` programs (n8n
 //! workflow documents): one test per vector that applies to the language's
 //! declared capabilities, each through the HTTP endpoint of a gateway in
-//! front of a real n8n. The vectors that do not apply, and why, are listed
-//! in `docs/conformance.md` ("n8n/v1").
+//! front of a real n8n; those whose body every engine-bound language shares
+//! through [`VectorLanguage`] (discover, learn, request shapes, a good
+//! program, stored runs), the rest in this folder. The vectors that do not
+//! apply, and why, are listed in `docs/conformance.md` ("n8n/v1").
 //!
 //! "No side effects" is checked on n8n itself: the workflows a run of the
 //! gateway creates (`pilotage-<digest>`) that the tenant's n8n user still
@@ -10,6 +12,7 @@
 //! created, so a run leaves nothing either: what these tests observe is
 //! that nothing is *left*.
 
+use crate::binding::VectorLanguage;
 use crate::common::answers::{codes, error_kind, status};
 use crate::common::guides::closed_codes;
 use crate::common::n8n_gateway::{
@@ -17,11 +20,9 @@ use crate::common::n8n_gateway::{
     say_program, set_node, validate, workflow,
 };
 use crate::common::{Mcp, assert_shape, ports::free_port};
-use crate::support::{tool_names, with_topic};
 use serde_json::{Value, json};
 
 mod catalog;
-mod discover;
 mod execute;
 mod trace;
 mod validate;
@@ -122,3 +123,34 @@ async fn observable(n: &N8nEnv, caller: &Caller) -> (Vec<String>, usize) {
         n.n8n.executions(&caller.n8n_key).await.len(),
     )
 }
+
+impl VectorLanguage for N8nEnv {
+    const NAME: &'static str = N8N;
+    const VALIDATE: &'static str = VALIDATE;
+    const EXECUTE: &'static str = EXECUTE;
+    const TRACE: &'static str = TRACE;
+    const EXAMPLE_GUIDE: (&'static str, &'static str) = ("examples", "```json workflow");
+    const TRACE_IDS_MARK: &'static str = "the node's name";
+
+    async fn start() -> Self {
+        N8nEnv::start().await
+    }
+
+    async fn anonymous(&self) -> Mcp {
+        self.anonymous_session().await
+    }
+
+    async fn caller_a(&self) -> Mcp {
+        self.session(&self.a).await
+    }
+
+    async fn caller_b(&self) -> Mcp {
+        self.session(&self.b).await
+    }
+
+    fn program(&self) -> Value {
+        greet_program()
+    }
+}
+
+crate::engine_language_vectors!(N8nEnv);

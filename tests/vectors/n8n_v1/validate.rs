@@ -3,24 +3,6 @@
 use super::*;
 
 #[tokio::test(flavor = "multi_thread")]
-async fn pil_validate_good_g() {
-    let n = N8nEnv::start().await;
-    let c = n.anonymous_session().await;
-    let r = validate(&c, &greet_program()).await;
-    assert!(!r.is_error);
-    assert_eq!(r.structured["valid"], true, "{}", r.structured);
-    assert!(
-        r.structured["diagnostics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|d| d["severity"] != "error")
-    );
-    assert_shape(&r.structured["plan"], "Plan");
-    assert!(r.structured["catalog_version"].is_string());
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn pil_validate_unknown_name_b() {
     let n = N8nEnv::start().await;
     let c = n.anonymous_session().await;
@@ -80,18 +62,26 @@ async fn pil_validate_warnings_only_g() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn pil_validate_context_undeclared_b() {
+async fn pil_validate_reserved_chars_b() {
     let n = N8nEnv::start().await;
     let c = n.anonymous_session().await;
-    let r = c
-        .call(
-            VALIDATE,
-            json!({"workflow": greet_program(), "context": {"any": "value"}}),
-        )
-        .await;
-    assert!(!r.is_error, "{}", r.structured);
-    assert_eq!(r.structured["valid"], false);
-    assert!(codes(&r.structured).contains(&"context_binding".to_string()));
+    for name in ["Gre#et", "Gre/et"] {
+        let mut program = greet_program();
+        program["nodes"][1]["name"] = json!(name);
+        program["connections"] = chain(&["Start", name]);
+        let r = validate(&c, &program).await;
+        assert_eq!(r.structured["valid"], false, "{}", r.structured);
+        let d = r.structured["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["code"] == "reserved_character")
+            .unwrap_or_else(|| panic!("{name}: {}", r.structured))
+            .clone();
+        assert!(d["message"].as_str().unwrap().contains(name), "{d}");
+        // At the node's name.
+        assert_eq!(d["path"], "/nodes/1/name", "{d}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,11 +1,13 @@
 //! The document's form: a workflow object whose `nodes` is a list, each
-//! node an object with a name and a type, names and ids unique, numeric
+//! node an object with a name and a type, names and ids unique, names
+//! without the characters trace ids reserve (`#`, `/`), numeric
 //! `typeVersion`s, and `settings.executionOrder` one n8n knows. n8n refuses
 //! most of these at creation (`Workflow structure is invalid`); reporting
 //! them here says where, with every problem at once.
 
-use super::error;
+use super::{error, finding};
 use crate::classify::Diagnostic;
+use crate::classify::Severity;
 use crate::languages::binding;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -85,6 +87,17 @@ pub fn nodes(program: &Value) -> Vec<Diagnostic> {
         };
         match fields.get("name").and_then(Value::as_str) {
             Some(name) if !name.is_empty() => {
+                if let Some(reserved) = reserved_in(name) {
+                    out.push(finding(
+                        Severity::Error,
+                        "reserved_character",
+                        format!("{at}/name"),
+                        format!(
+                            "node {i} is named '{name}', which contains '{reserved}': trace ids reserve '#' and '/'"
+                        ),
+                        Some(format!("rename it, for example '{}'", renamed(name))),
+                    ));
+                }
                 if let Some(first) = names.insert(name, i) {
                     names.insert(name, first);
                     out.push(error(
@@ -141,6 +154,24 @@ pub fn nodes(program: &Value) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// The characters Part II §3.4 reserves in step ids: a client reads a
+/// trace entry's base id up to them. n8n itself allows them in names.
+const RESERVED: [char; 2] = ['#', '/'];
+
+/// The first reserved character of a node name.
+fn reserved_in(name: &str) -> Option<char> {
+    name.chars().find(|c| RESERVED.contains(c))
+}
+
+/// `name` with every reserved character replaced by a space, once.
+fn renamed(name: &str) -> String {
+    let spaced: String = name
+        .chars()
+        .map(|c| if RESERVED.contains(&c) { ' ' } else { c })
+        .collect();
+    spaced.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `settings.executionOrder` other than `v0` or `v1`.

@@ -186,18 +186,46 @@ fn code_in_python_and_literal_text_are_not_javascript() {
 }
 
 #[test]
-fn names_with_a_slash_are_escaped_in_pointers() {
+fn names_with_a_slash_are_refused_and_escaped_in_pointers() {
     let program = workflow(
         vec![node("Start", START), node("A/B", NOOP)],
         json!({"Start": {"main": [[to("A/B")]]}, "A/B": {"main": [[to("Gone")]]}}),
     );
     assert_eq!(
         codes_at(&program),
-        [(
-            "unknown_task".into(),
-            "/connections/A~1B/main/0/0/node".into()
-        )]
+        [
+            ("reserved_character".into(), "/nodes/1/name".into()),
+            (
+                "unknown_task".into(),
+                "/connections/A~1B/main/0/0/node".into()
+            )
+        ]
     );
+}
+
+#[test]
+fn a_hash_or_a_slash_in_a_name_is_reserved_and_the_hint_renames_it() {
+    for (name, reserved, renamed) in [
+        ("Fetch #2", '#', "Fetch 2"),
+        ("Read/Write", '/', "Read Write"),
+    ] {
+        let program = workflow(
+            vec![node("Start", START), node(name, NOOP)],
+            json!({"Start": {"main": [[to(name)]]}}),
+        );
+        let found = errors(&program);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].code, "reserved_character");
+        assert_eq!(found[0].path, "/nodes/1/name");
+        assert!(
+            found[0].message.contains(&format!("'{reserved}'")),
+            "{found:?}"
+        );
+        assert_eq!(
+            found[0].hint.as_deref(),
+            Some(format!("rename it, for example '{renamed}'").as_str())
+        );
+    }
 }
 
 #[test]

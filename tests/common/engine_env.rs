@@ -1,0 +1,84 @@
+//! What the suites of every language bound to a third-party engine
+//! (`mistral`, `n8n_gateway`) share: finding the engine, or starting it
+//! through its script; a caller's API-key entry; sessions; the execute call.
+
+use super::{CallResult, Mcp, TestEnv, repo_path};
+use pilotage_gateway::config::ApiKeyConfig;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::process::Command;
+
+/// The engine's base URL: the environment variable `var` when set; else
+/// what `scripts/<script> url` prints; else the last line of
+/// `scripts/<script> start` (the engine then stays up for the next test
+/// binaries). `envs` are handed to the script.
+pub fn find_or_start(var: &str, script: &str, envs: &[(&str, &Path)]) -> String {
+    if let Ok(url) = std::env::var(var)
+        && !url.trim().is_empty()
+    {
+        return url.trim().trim_end_matches('/').to_string();
+    }
+    let path = repo_path(&format!("scripts/{script}"));
+    let command = |verb: &str| {
+        let mut c = Command::new(&path);
+        c.arg(verb);
+        for (k, v) in envs {
+            c.env(k, v);
+        }
+        c.output()
+    };
+    if let Ok(out) = command("url")
+        && out.status.success()
+    {
+        return String::from_utf8_lossy(&out.stdout).trim().to_string();
+    }
+    let out = command("start").unwrap_or_else(|e| panic!("run scripts/{script} start: {e}"));
+    assert!(
+        out.status.success(),
+        "scripts/{script} start failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_else(|| panic!("scripts/{script} start printed the URL"))
+        .trim()
+        .to_string()
+}
+
+/// The `[[auth.keys]]` entry of a caller with bearer `key` in `tenant`.
+pub fn key_entry(name: &str, tenant: &str, key: &str) -> ApiKeyConfig {
+    ApiKeyConfig {
+        name: name.to_string(),
+        tenant: tenant.to_string(),
+        sha256: hex::encode(Sha256::digest(key.as_bytes())),
+        permissions: None,
+        max_risk: None,
+        forbid_risk_hints: Vec::new(),
+    }
+}
+
+/// An initialized session of the caller with bearer `key`.
+pub async fn session(env: &TestEnv, key: &str) -> Mcp {
+    let mut c = env.client(key);
+    c.initialize().await;
+    c
+}
+
+/// An initialized anonymous session.
+pub async fn anonymous_session(env: &TestEnv) -> Mcp {
+    let mut c = env.anonymous();
+    c.initialize().await;
+    c
+}
+
+/// The execute tool `tool` on `program`: `mode` immediate, plus `extra`'s
+/// members.
+pub async fn execute(c: &Mcp, tool: &str, program: Value, extra: Value) -> CallResult {
+    let mut args = json!({"workflow": program, "mode": "immediate"});
+    if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {
+        a.extend(e.clone());
+    }
+    c.call(tool, args).await
+}

@@ -275,7 +275,7 @@ async fn past_the_deadline_the_execution_is_stopped_in_n8n() {
         cfg.engines
             .get_mut(n8n_gateway::ENGINE)
             .unwrap()
-            .run_deadline_ms = 3000;
+            .run_deadline_ms = 5000;
     })
     .await;
     let hook = Hook::start().await;

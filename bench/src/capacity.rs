@@ -107,7 +107,7 @@ fn keyed(gateway: &Proc, body: workload::Body, marker: &'static str) -> Target {
 /// The API key `bench-capacity-key` of `bench/gateway.bench.toml` (tenant
 /// `acme`): a keyed principal's runs are retained and fetchable, a
 /// sessionless anonymous caller's are not.
-const BEARER: &str = "Bearer bench-capacity-key";
+pub(crate) const BEARER: &str = "Bearer bench-capacity-key";
 
 /// Measures every input of the model; `gateway` runs with `redis` and the
 /// benchmark configuration (trace ceiling `full`), `gateway_at(level)`

@@ -25,7 +25,9 @@ mod capacity;
 mod floor;
 mod load;
 mod mistral;
+mod probe;
 mod procs;
+mod profile;
 mod recovery;
 mod report;
 mod scenario;
@@ -142,6 +144,11 @@ pub struct RunArgs {
     /// `LD_PRELOAD=` another malloc). Recorded in the report.
     #[arg(long = "gateway-env", value_name = "KEY=VALUE")]
     pub gateway_env: Vec<String>,
+    /// Record a `perf` profile of the gateway in every gateway-side measured
+    /// window into this directory (`<scenario>-<connections>.data`);
+    /// `scripts/profile` runs it and breaks the profiles down.
+    #[arg(long)]
+    pub perf_dir: Option<PathBuf>,
     /// Keep the process logs (and Redis' data) after the run.
     #[arg(long)]
     pub keep_logs: bool,

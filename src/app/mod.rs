@@ -50,8 +50,9 @@ pub async fn build(config: Config) -> Result<App, StartError> {
         .with_max_request_body_bytes(gw.config.server.max_body_bytes);
     // The front checks Host and Origin first (`mcp::origin`).
     transport = transport.disable_allowed_hosts().disable_allowed_origins();
+    let handler = server.clone();
     let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(handler.clone()),
         Arc::new(NeverSessionManager::default()),
         transport,
     );
@@ -65,6 +66,7 @@ pub async fn build(config: Config) -> Result<App, StartError> {
         signer: SessionSigner::new(&gw.config.session.secret, gw.config.session.ttl_secs)
             .with_previous(&gw.config.session.previous_secrets),
         mcp,
+        server,
         guard: Arc::new(crate::mcp::origin::BrowserGuard::new(&gw.config.server)),
     };
     let drain = Arc::new(Drain::default());

@@ -34,6 +34,7 @@ STAGES = [
     ("tool answer (result, plan, envelope)", r"validate::response|mcp::tools::|mcp::direct::answer|envelope|tool_call::"),
     ("tools/call handler (dispatch, span)", r"PilotageServer|mcp::server::|panic_guard"),
     ("JSON-RPC read by the front (lift, method, message)", r"mcp::arguments::|mcp::carrier::|mcp::direct::direct_call"),
+    ("JSON-RPC message types (rmcp's, read and written)", r"rmcp::model"),
     ("rmcp per-request service (peer, loop, tasks, channels)", r"rmcp::"),
     ("front: auth, session, headers", r"mcp::layer::|mcp::origin::|auth::|app::mcp_route|app::drain"),
     ("HTTP server (hyper, axum, tower)", r"hyper::|axum::|tower::|hyper_util::server"),

@@ -29,9 +29,11 @@ mod probe;
 mod procs;
 mod profile;
 mod recovery;
+mod redis_read;
 mod report;
 mod scenario;
 mod soak;
+mod targets;
 mod workload;
 
 use clap::{Parser, Subcommand};
@@ -77,7 +79,7 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
     pub connections: Vec<usize>,
     /// Scenarios to run, comma separated (default: all). One of: validate,
-    /// validate-uncached, manifest, catalog, execute-memory, execute-redis,
+    /// validate-uncached, manifest, catalog, execute-memory, validate-redis, execute-redis,
     /// memory, capacity, mistral; or, alone and only when named, `soak`
     /// (three instances and Redis for `--minutes`) or `recovery` (memory
     /// after a stream of malformed and mutated requests).

@@ -71,6 +71,12 @@ pub struct Report {
     /// The Mistral row: mistral/v2 through the gateway vs Mistral directly.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mistral: Vec<crate::mistral::MistralRow>,
+    /// `catalog_version` of 10,000 entries from scratch, milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub catalog_version_10k_ms: Option<f64>,
+    /// What Redis keeps of one stored run of the benchmark program.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_record: Option<crate::targets::RunRecord>,
 }
 
 /// One pair of measurements: a baseline and the gateway, same connections.
@@ -233,6 +239,8 @@ impl Report {
             amplification: Vec::new(),
             capacity: None,
             mistral: Vec::new(),
+            catalog_version_10k_ms: None,
+            run_record: None,
         }
     }
 
@@ -255,83 +263,10 @@ impl Report {
         format!("{} · {} cores ({})", self.date, self.cores, self.cpu)
     }
 
-    fn row(&self, scenario: &str, connections: usize) -> Option<&Row> {
+    pub(crate) fn row(&self, scenario: &str, connections: usize) -> Option<&Row> {
         self.rows
             .iter()
             .find(|r| r.scenario == scenario && r.connections == connections)
-    }
-
-    /// Checks the targets against this run.
-    pub fn evaluate(&mut self) {
-        self.load_average[1] = load_average();
-        let mut checks = Vec::new();
-        let ratio = |report: &Report, scenario: &str, min: f64, what: &str| {
-            let target = format!("{what} ≥ {min} × baseline throughput at 16 connections");
-            match report.row(scenario, 16) {
-                Some(r) => TargetCheck {
-                    target,
-                    measured: format!("{:.2}", r.ratio),
-                    met: Some(r.ratio >= min && r.gateway.errors == 0),
-                },
-                None => TargetCheck {
-                    target,
-                    measured: "not measured".into(),
-                    met: None,
-                },
-            }
-        };
-        checks.push(ratio(self, "validate", 0.5, "validate (verdict cache hit)"));
-        checks.push(ratio(
-            self,
-            "validate-uncached",
-            0.5,
-            "validate (verdict cache miss)",
-        ));
-        for (scenario, what) in [
-            ("validate", "validate (verdict cache hit)"),
-            ("validate-uncached", "validate (verdict cache miss)"),
-        ] {
-            let target = format!("{what}: added p50 latency at 1 connection ≤ 0.5 ms");
-            checks.push(match self.row(scenario, 1) {
-                Some(r) => TargetCheck {
-                    target,
-                    measured: format!("{:+.2} ms", r.added_p50_ms),
-                    met: Some(r.added_p50_ms <= 0.5),
-                },
-                None => TargetCheck {
-                    target,
-                    measured: "not measured".into(),
-                    met: None,
-                },
-            });
-        }
-        checks.push(ratio(self, "execute-redis", 0.4, "execute with Redis"));
-        checks.push(ratio(self, "manifest", 0.6, "pilotage_manifest"));
-        checks.push(ratio(self, "catalog", 0.6, "pilotage_catalog list"));
-        if !self.gateways.is_empty() {
-            let idle = self
-                .gateways
-                .iter()
-                .max_by(|a, b| a.idle.rss_kib.cmp(&b.idle.rss_kib))
-                .expect("not empty");
-            checks.push(TargetCheck {
-                target: "gateway RSS idle ≤ 30 MiB (largest over the scenarios' fresh gateways)"
-                    .into(),
-                measured: format!("{:.1} MiB", idle.idle.rss_mib()),
-                met: Some(idle.idle.rss_mib() <= 30.0),
-            });
-            for g in &self.gateways {
-                checks.push(TargetCheck {
-                    target: format!(
-                        "gateway peak RSS under load ≤ 100 MiB: {} ({} store)",
-                        g.scenario, g.store
-                    ),
-                    measured: format!("{:.1} MiB", g.under_load.peak_mib()),
-                    met: Some(g.under_load.peak_mib() <= 100.0),
-                });
-            }
-        }
-        self.targets = checks;
     }
 
     /// The generated markdown section (between the markers).
@@ -568,7 +503,7 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// The 1, 5 and 15 minute load averages.
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))

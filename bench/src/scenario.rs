@@ -52,7 +52,7 @@ pub(crate) struct Pair {
     gateway_label: &'static str,
 }
 
-/// Every pair, in the order they run (the Redis one last, so Redis is only
+/// Every pair, in the order they run (the Redis ones last, so Redis is only
 /// started when it is needed).
 const PAIRS: &[Pair] = &[
     Pair {
@@ -94,6 +94,14 @@ const PAIRS: &[Pair] = &[
         baseline: Baseline::EngineRun,
         baseline_label: "engine POST /api/v1/workflows/run",
         gateway_label: "run_workflow",
+    },
+    Pair {
+        id: "validate-redis",
+        title: "validate, same program (verdict cache hit, Redis store)",
+        store: Store::Redis,
+        baseline: Baseline::EngineCheck { vary: false },
+        baseline_label: "engine POST /api/v1/workflows/check",
+        gateway_label: "validate_workflow",
     },
     Pair {
         id: "execute-redis",
@@ -381,6 +389,7 @@ async fn run_in(
             println!("{}", row.console_line());
             report.rows.push(row);
         }
+        extra_figures(pair, &gateway, store_proc, &mut report).await?;
         let under_load = gateway.memory().unwrap_or_default();
         println!(
             "  gateway peak RSS {:.1} MiB (VmHWM)",
@@ -466,6 +475,33 @@ async fn run_in(
     }
     report.evaluate();
     Ok(report)
+}
+
+/// The figures some pairs add besides their rows: `catalog_version` of
+/// 10,000 entries made from the catalog page, the bytes Redis keeps per
+/// stored run.
+async fn extra_figures(
+    pair: &Pair,
+    gateway: &Proc,
+    redis: Option<&Proc>,
+    report: &mut Report,
+) -> Result<(), String> {
+    match (pair.baseline, redis) {
+        (Baseline::FloorCatalog, _) => {
+            let page = answer(&gateway_target(pair, gateway)).await?;
+            report.catalog_version_10k_ms = crate::targets::catalog_version_10k(&page);
+        }
+        (Baseline::EngineRun, Some(redis)) => {
+            let record = crate::redis_read::key_bytes(redis, "*:run:*").await?;
+            report.run_record =
+                record.map(|(memory_usage, value_bytes)| crate::targets::RunRecord {
+                    memory_usage,
+                    value_bytes,
+                });
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// The pause before each measurement's warm-up.

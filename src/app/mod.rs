@@ -35,7 +35,7 @@ pub struct App {
 #[derive(Clone)]
 struct AppState {
     gw: Arc<Gateway>,
-    front: Front,
+    front: Arc<Front>,
     drain: Arc<Drain>,
 }
 
@@ -72,7 +72,7 @@ pub async fn build(config: Config) -> Result<App, StartError> {
     let drain = Arc::new(Drain::default());
     let state = AppState {
         gw: gw.clone(),
-        front,
+        front: Arc::new(front),
         drain: drain.clone(),
     };
     let router = Router::new()
@@ -134,7 +134,7 @@ async fn mcp_route(
         .get::<crate::telemetry::request_log::RequestFields>()
         .cloned()
         .unwrap_or_default();
-    let response = layer::handle(state.front.clone(), req).await;
+    let response = layer::handle(&state.front, req).await;
     metrics
         .http_requests
         .with_label_values(&[

@@ -33,8 +33,8 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// rmcp's service as a boxed, cloneable tower service.
 pub type McpService = tower::util::BoxCloneSyncService<Request<Body>, Response<Body>, Infallible>;
 
-/// State of the `/mcp` front.
-#[derive(Clone)]
+/// State of the `/mcp` front, shared by every request (never cloned per
+/// request: rmcp's service inside is not cheap to clone).
 pub struct Front {
     pub gw: Arc<Gateway>,
     pub signer: SessionSigner,
@@ -46,7 +46,7 @@ pub struct Front {
 }
 
 /// The `/mcp` handler for every method.
-pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
+pub async fn handle(front: &Front, req: Request<Body>) -> Response<Body> {
     let cors = match front.guard.screen(req.headers(), req.uri()) {
         Screened::Pass => None,
         Screened::Cors(allowed) => Some(allowed),
@@ -70,7 +70,7 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
 }
 
 /// Everything after the browser checks.
-async fn answer(front: Front, req: Request<Body>) -> Response<Body> {
+async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
     let (mut parts, body) = req.into_parts();
     let fields = parts
         .extensions
@@ -148,17 +148,17 @@ async fn answer(front: Front, req: Request<Body>) -> Response<Body> {
             .await
         {
             Ok(p) => (p, None, Some(session_id)),
-            Err(e) => return unauthorized(&front, &fields, e, id()),
+            Err(e) => return unauthorized(front, &fields, e, id()),
         }
     } else if let Some(token) = &token {
-        match verify(&front, &fields, key.as_deref(), token, id).await {
+        match verify(front, &fields, key.as_deref(), token, id).await {
             Ok((p, s)) => (p, Some(s), None),
             Err(resp) => return resp,
         }
     } else {
         match front.gw.auth.resolve(key.as_deref(), None).await {
             Ok(p) => (p, None, None),
-            Err(e) => return unauthorized(&front, &fields, e, id()),
+            Err(e) => return unauthorized(front, &fields, e, id()),
         }
     };
     fields.set_principal(&principal);

@@ -318,7 +318,10 @@ impl PilotageServer {
             .and_then(|r| r.structured_content.as_ref())
             .and_then(|s| s.get("run_id"))
             .and_then(Value::as_str);
-        if let Some(run_id) = run_id {
+        // Only a collector reads the span's closing fields: the request's
+        // log line carries them already.
+        let exporting = crate::telemetry::otlp::exporting();
+        if exporting && let Some(run_id) = run_id {
             span.record("run_id", run_id);
         }
         let outcome = tool_call::outcome(&result);
@@ -333,8 +336,10 @@ impl PilotageServer {
             &outcome,
             took,
         );
-        span.record("outcome", outcome.as_str());
-        span.record("duration_ms", took.as_secs_f64() * 1000.0);
+        if exporting {
+            span.record("outcome", outcome.as_str());
+            span.record("duration_ms", took.as_secs_f64() * 1000.0);
+        }
         if let Some(fields) = parts.and_then(|p| {
             p.extensions
                 .get::<crate::telemetry::request_log::RequestFields>()

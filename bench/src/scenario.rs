@@ -525,6 +525,11 @@ async fn measure(
     load::run(target, &plan).await
 }
 
+/// The trace context a baseline request carries: the gateway propagates
+/// one on every engine call, and the engine handles (and logs) it, so both
+/// sides of a row ask the engine for the same work.
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
 fn baseline_target(baseline: Baseline, proc: &Proc) -> Target {
     match baseline {
         Baseline::EngineCheck { vary } => Target::new(
@@ -533,14 +538,16 @@ fn baseline_target(baseline: Baseline, proc: &Proc) -> Target {
             workload::engine_check(vary),
             expect::CHECK_OK,
         )
-        .header("x-tenant", workload::TENANT),
+        .header("x-tenant", workload::TENANT)
+        .header("traceparent", TRACEPARENT),
         Baseline::EngineRun => Target::new(
             proc.addr,
             "/api/v1/workflows/run",
             workload::engine_run(),
             expect::RUN_COMPLETED,
         )
-        .header("x-tenant", workload::TENANT),
+        .header("x-tenant", workload::TENANT)
+        .header("traceparent", TRACEPARENT),
         Baseline::FloorManifest => Target::new(
             proc.addr,
             "/manifest",

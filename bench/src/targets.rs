@@ -7,7 +7,7 @@
 //! keeps per stored run of the benchmark program, and the verdict-cache
 //! miss rows.
 
-use crate::report::{Report, TargetCheck, load_average};
+use crate::report::{NOT_MEASURED, Report, TargetCheck, load_average};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -57,11 +57,6 @@ impl Report {
                 0.8,
                 "stored execute, full trace (Redis) ≥ 0.8 × the engine's run",
             ),
-            (
-                "execute-memory",
-                0.8,
-                "stored execute, full trace (memory store) ≥ 0.8 × the engine's run",
-            ),
             ("manifest", 0.6, "pilotage_manifest ≥ 0.6 × bare axum"),
             ("catalog", 0.6, "pilotage_catalog list ≥ 0.6 × bare axum"),
         ] {
@@ -74,7 +69,7 @@ impl Report {
                 },
                 None => TargetCheck {
                     target,
-                    measured: "not measured".into(),
+                    measured: NOT_MEASURED.into(),
                     met: None,
                 },
             });
@@ -85,7 +80,7 @@ impl Report {
             ),
             measured: self
                 .catalog_version_10k_ms
-                .map_or("not measured".into(), |ms| format!("{ms:.1} ms")),
+                .map_or(NOT_MEASURED.into(), |ms| format!("{ms:.1} ms")),
             met: self
                 .catalog_version_10k_ms
                 .map(|ms| ms <= CATALOG_VERSION_MS),

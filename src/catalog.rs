@@ -8,14 +8,20 @@
 //! `revision` is left out of the hash, so the same visible catalog gives the
 //! same token on every instance and after restarts (Part IV §3).
 //!
-//! Freshness: each request revalidates the tenant's listing with the engine's
-//! ETag. Concurrent requests of one tenant share one revalidation (a request
-//! accepts a revalidation that completed after it arrived), and a changed body
-//! whose mapped entries are the same (a usage counter moved) keeps the cached
-//! catalog: entries, digests and hashes are rebuilt only when the contract
-//! changed.
+//! Freshness: a tenant's listing is reused for `cache.catalog_max_age_ms`
+//! after the engine last confirmed it ([`fresh`]); past that, a request
+//! revalidates it with the engine's ETag. Concurrent requests of one tenant
+//! share one revalidation (a request accepts a revalidation that completed
+//! after it arrived), and a changed body whose mapped entries are the same
+//! (a usage counter moved) keeps the cached catalog: entries, digests and
+//! hashes are rebuilt only when the contract changed.
 
+mod canonical;
+pub mod fresh;
 pub mod risk_when;
+
+use canonical::short_digest;
+pub use canonical::{canonical_json, write_canonical_to};
 
 use crate::auth::Principal;
 use crate::engines::json_path::{pick, pick_field};
@@ -84,6 +90,8 @@ struct TenantSlot {
     gate: tokio::sync::Mutex<()>,
     /// Completed revalidations.
     generation: std::sync::atomic::AtomicU64,
+    /// When the engine last confirmed `current`.
+    confirmed: fresh::Confirmed,
 }
 
 impl TenantSlot {
@@ -192,11 +200,16 @@ pub struct CatalogService {
     snapshots_written: moka::sync::Cache<String, ()>,
     /// Counts contract changes of a tenant's catalog (a new version).
     version_changes: prometheus::IntCounter,
+    /// How long a confirmed catalog or program listing is reused.
+    fresh: fresh::Freshness,
+    /// Principals' promoted programs, reused while current.
+    programs: fresh::ProgramLists,
 }
 
 impl CatalogService {
-    /// `max_bytes` bounds the cached catalogs (seven eighths) and the
-    /// baseline markers (one eighth).
+    /// `max_bytes` bounds the cached catalogs (three quarters), the
+    /// baseline markers and the program listings (one eighth each). Every
+    /// request asks the engine until [`Self::with_max_age`] says otherwise.
     pub fn new(engine: SharedEngine, store: Arc<dyn Store>, max_bytes: u64) -> Self {
         let mapping = engine.profile().clone();
         Self {
@@ -205,7 +218,7 @@ impl CatalogService {
             fields: mapping.catalog.clone(),
             mapping,
             tenants: moka::sync::Cache::builder()
-                .max_capacity(max_bytes - max_bytes / 8)
+                .max_capacity(max_bytes - max_bytes / 4)
                 .weigher(|tenant: &String, slot: &Arc<TenantSlot>| {
                     crate::weigh::as_weight(crate::weigh::text(tenant) + slot.weight())
                 })
@@ -218,7 +231,34 @@ impl CatalogService {
                 .build(),
             version_changes: prometheus::IntCounter::new("unregistered", "-")
                 .expect("valid counter"),
+            fresh: fresh::Freshness::new(Duration::ZERO),
+            programs: fresh::ProgramLists::new(max_bytes / 8),
         }
+    }
+
+    /// Reuses a confirmed catalog or program listing for `max_age`.
+    pub fn with_max_age(mut self, max_age: Duration) -> Self {
+        self.fresh = fresh::Freshness::new(max_age);
+        self
+    }
+
+    /// Forgets `scope`'s promoted programs: it just promoted one, and its
+    /// next view must show it.
+    pub fn forget_programs(&self, scope: &str) {
+        self.programs.forget(scope);
+    }
+
+    /// The promoted programs of `scope`, from the store unless a listing is current.
+    async fn list_programs(&self, scope: &str) -> Result<Arc<Vec<Value>>, CatalogError> {
+        if let Some(programs) = self.programs.current(&self.fresh, scope) {
+            return Ok(programs);
+        }
+        let at = self.fresh.now();
+        let programs = Arc::new(self.store.list_programs(scope).await?);
+        if self.fresh.enabled() {
+            self.programs.keep(scope, at, programs.clone());
+        }
+        Ok(programs)
     }
 
     /// Counts every catalog_version change in `counter`.
@@ -239,7 +279,13 @@ impl CatalogService {
     /// request can be: nobody could ask for changes since it).
     pub async fn view(&self, principal: &Principal) -> Result<CatalogView, CatalogError> {
         let tenant = self.tenant(&principal.tenant).await?;
-        let programs = self.store.list_programs(&principal.scope).await?;
+        // A principal no later request can be has a scope of its own that
+        // nothing was ever promoted under: no store read.
+        let programs = if principal.lasting {
+            self.list_programs(&principal.scope).await?
+        } else {
+            Arc::default()
+        };
         let view = compose(&tenant, &programs);
         let marker = format!("{}\u{0}{}", principal.scope, view.version);
         if principal.lasting && !self.snapshots_written.contains_key(&marker) {
@@ -300,6 +346,11 @@ impl CatalogService {
         let slot = self
             .tenants
             .get_with_by_ref(tenant, || Arc::new(TenantSlot::default()));
+        if self.fresh.current(slot.confirmed.at())
+            && let Some((_, catalog)) = slot.current()
+        {
+            return Ok(catalog);
+        }
         let arrived = slot.generation.load(std::sync::atomic::Ordering::Acquire);
         let _one_at_a_time = slot.gate.lock().await;
         let cached = slot.current();
@@ -310,6 +361,7 @@ impl CatalogService {
             return Ok(catalog.clone());
         }
         let etag = cached.as_ref().and_then(|(e, _)| e.clone());
+        let asked = self.fresh.now();
         let fresh = match self.engine.catalog(tenant, etag.as_deref()).await? {
             CatalogFetch::NotModified => match cached {
                 Some((_, catalog)) => catalog,
@@ -336,6 +388,7 @@ impl CatalogService {
                 catalog
             }
         };
+        slot.confirmed.set(asked);
         slot.generation
             .fetch_add(1, std::sync::atomic::Ordering::Release);
         Ok(fresh)
@@ -493,55 +546,6 @@ fn compose(tenant: &TenantCatalog, programs: &[Value]) -> CatalogView {
         digests: Arc::new(digests),
         index: tenant.index.clone(),
     }
-}
-
-fn short_digest(text: &str) -> String {
-    hex::encode(&Sha256::digest(text.as_bytes())[..8])
-}
-
-/// Canonical JSON: object keys sorted, no whitespace, serde_json's escaping.
-pub fn canonical_json(value: &Value) -> String {
-    let mut out = Vec::with_capacity(256);
-    write_canonical(value, &mut out);
-    // serde_json writes valid UTF-8 and so do the separators added here.
-    String::from_utf8(out).unwrap_or_default()
-}
-
-/// Writes the canonical JSON of `value` to `out` (a hasher, say) without
-/// building the whole text first.
-pub fn write_canonical_to(value: &Value, out: &mut impl std::io::Write) -> std::io::Result<()> {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_unstable();
-            out.write_all(b"{")?;
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.write_all(b",")?;
-                }
-                serde_json::to_writer(&mut *out, k)?;
-                out.write_all(b":")?;
-                write_canonical_to(&map[k], out)?;
-            }
-            out.write_all(b"}")
-        }
-        Value::Array(items) => {
-            out.write_all(b"[")?;
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.write_all(b",")?;
-                }
-                write_canonical_to(v, out)?;
-            }
-            out.write_all(b"]")
-        }
-        scalar => Ok(serde_json::to_writer(&mut *out, scalar)?),
-    }
-}
-
-fn write_canonical(value: &Value, out: &mut Vec<u8>) {
-    // Writing into a Vec cannot fail.
-    let _ = write_canonical_to(value, out);
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@
 use crate::RunArgs;
 use crate::load::{self, Measured, Plan, Target};
 use crate::procs::{CpuClock, Proc};
+use crate::redis_read::{key_bytes, net_bytes, used_memory};
 use crate::workload::{self, expect};
 use serde::Serialize;
 use serde_json::Value;
@@ -107,7 +108,7 @@ fn keyed(gateway: &Proc, body: workload::Body, marker: &'static str) -> Target {
 /// The API key `bench-capacity-key` of `bench/gateway.bench.toml` (tenant
 /// `acme`): a keyed principal's runs are retained and fetchable, a
 /// sessionless anonymous caller's are not.
-const BEARER: &str = "Bearer bench-capacity-key";
+pub(crate) const BEARER: &str = "Bearer bench-capacity-key";
 
 /// Measures every input of the model; `gateway` runs with `redis` and the
 /// benchmark configuration (trace ceiling `full`), `gateway_at(level)`
@@ -310,49 +311,6 @@ fn console_line(op: &Operation) -> String {
     )
 }
 
-/// `redis-cli` against the benchmark's Redis.
-async fn redis_cli(redis: &Proc, args: &[&str]) -> Result<String, String> {
-    let out = tokio::process::Command::new("redis-cli")
-        .args(["-h", &redis.addr.ip().to_string()])
-        .args(["-p", &redis.addr.port().to_string()])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .map_err(|e| format!("redis-cli (installed with redis-server): {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "redis-cli {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// A numeric field of `INFO <section>`.
-async fn info_field(redis: &Proc, section: &str, fields: &[&str]) -> Result<Vec<u64>, String> {
-    let text = redis_cli(redis, &["info", section]).await?;
-    fields
-        .iter()
-        .map(|f| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(&format!("{f}:")))
-                .and_then(|v| v.trim().parse().ok())
-                .ok_or_else(|| format!("INFO {section} has no {f}"))
-        })
-        .collect()
-}
-
-async fn net_bytes(redis: &Proc) -> Result<(u64, u64), String> {
-    let v = info_field(
-        redis,
-        "stats",
-        &["total_net_input_bytes", "total_net_output_bytes"],
-    )
-    .await?;
-    Ok((v[0], v[1]))
-}
-
 /// Sends `target` `count` times, one at a time (request numbers from
 /// `first`), and checks each answer.
 async fn send_counted(target: &Target, first: u64, count: u64) -> Result<(), String> {
@@ -500,30 +458,6 @@ async fn retained(
         response_bytes: serde_json::to_vec(sc).map_or(0, |b| b.len()),
         trace_steps: sc["trace"]["steps"].as_array().map_or(0, Vec::len),
     })
-}
-
-async fn used_memory(redis: &Proc) -> Result<u64, String> {
-    Ok(info_field(redis, "memory", &["used_memory"]).await?[0])
-}
-
-/// `MEMORY USAGE` and `STRLEN` of the one key matching `pattern`, `None`
-/// when none does.
-async fn key_bytes(redis: &Proc, pattern: &str) -> Result<Option<(u64, u64)>, String> {
-    let keys = redis_cli(redis, &["--scan", "--pattern", pattern]).await?;
-    let Some(key) = keys.lines().find(|l| !l.is_empty()) else {
-        return Ok(None);
-    };
-    let number = |command: &'static str, text: String| {
-        text.trim()
-            .parse()
-            .map_err(|_| format!("{command} {key}: {text}"))
-    };
-    let usage = number(
-        "MEMORY USAGE",
-        redis_cli(redis, &["memory", "usage", key]).await?,
-    )?;
-    let length = number("STRLEN", redis_cli(redis, &["strlen", key]).await?)?;
-    Ok(Some((usage, length)))
 }
 
 /// The generated section of `docs/scaling.md` (between its markers).

@@ -25,11 +25,15 @@ mod capacity;
 mod floor;
 mod load;
 mod mistral;
+mod probe;
 mod procs;
+mod profile;
 mod recovery;
+mod redis_read;
 mod report;
 mod scenario;
 mod soak;
+mod targets;
 mod workload;
 
 use clap::{Parser, Subcommand};
@@ -75,7 +79,7 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
     pub connections: Vec<usize>,
     /// Scenarios to run, comma separated (default: all). One of: validate,
-    /// validate-uncached, manifest, catalog, execute-memory, execute-redis,
+    /// validate-uncached, manifest, catalog, execute-memory, validate-redis, execute-redis,
     /// memory, capacity, mistral; or, alone and only when named, `soak`
     /// (three instances and Redis for `--minutes`) or `recovery` (memory
     /// after a stream of malformed and mutated requests).
@@ -142,6 +146,11 @@ pub struct RunArgs {
     /// `LD_PRELOAD=` another malloc). Recorded in the report.
     #[arg(long = "gateway-env", value_name = "KEY=VALUE")]
     pub gateway_env: Vec<String>,
+    /// Record a `perf` profile of the gateway in every gateway-side measured
+    /// window into this directory (`<scenario>-<connections>.data`);
+    /// `scripts/profile` runs it and breaks the profiles down.
+    #[arg(long)]
+    pub perf_dir: Option<PathBuf>,
     /// Keep the process logs (and Redis' data) after the run.
     #[arg(long)]
     pub keep_logs: bool,

@@ -9,10 +9,10 @@
 
 use crate::RunArgs;
 use crate::load::{self, Measured, Plan, Target};
+use crate::probe::{answer, probe};
 use crate::procs::{self, CpuClock, Proc};
 use crate::report::{GatewayMemory, Report, Row, Side};
 use crate::workload::{self, expect};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -34,7 +34,7 @@ impl Store {
 
 /// What a pair's baseline is.
 #[derive(Clone, Copy, Debug)]
-enum Baseline {
+pub(crate) enum Baseline {
     EngineCheck { vary: bool },
     EngineRun,
     FloorManifest,
@@ -43,16 +43,16 @@ enum Baseline {
 
 /// A baseline and the gateway endpoint that does the same job.
 #[derive(Clone, Copy, Debug)]
-struct Pair {
-    id: &'static str,
+pub(crate) struct Pair {
+    pub(crate) id: &'static str,
     title: &'static str,
     store: Store,
-    baseline: Baseline,
+    pub(crate) baseline: Baseline,
     baseline_label: &'static str,
     gateway_label: &'static str,
 }
 
-/// Every pair, in the order they run (the Redis one last, so Redis is only
+/// Every pair, in the order they run (the Redis ones last, so Redis is only
 /// started when it is needed).
 const PAIRS: &[Pair] = &[
     Pair {
@@ -94,6 +94,14 @@ const PAIRS: &[Pair] = &[
         baseline: Baseline::EngineRun,
         baseline_label: "engine POST /api/v1/workflows/run",
         gateway_label: "run_workflow",
+    },
+    Pair {
+        id: "validate-redis",
+        title: "validate, same program (verdict cache hit, Redis store)",
+        store: Store::Redis,
+        baseline: Baseline::EngineCheck { vary: false },
+        baseline_label: "engine POST /api/v1/workflows/check",
+        gateway_label: "validate_workflow",
     },
     Pair {
         id: "execute-redis",
@@ -357,7 +365,17 @@ async fn run_in(
             if let Some(r) = store_proc {
                 watch.push(r.cpu_clock());
             }
+            let recording = args.perf_dir.as_ref().map(|dir| {
+                let name = format!("{}-{connections}", pair.id);
+                let delay = PAUSE + args.warmup();
+                crate::profile::start(dir, &name, gateway.pid(), delay, args.duration())
+            });
             let gw = measure(&gateway_target, connections, args, &watch).await?;
+            if let Some(recording) = recording
+                && let Some(file) = recording.finish().await
+            {
+                println!("  profile: {}", file.display());
+            }
             let memory = gateway.memory().unwrap_or_default();
             let row = Row::new(
                 pair.id,
@@ -371,6 +389,7 @@ async fn run_in(
             println!("{}", row.console_line());
             report.rows.push(row);
         }
+        extra_figures(pair, &gateway, store_proc, &mut report).await?;
         let under_load = gateway.memory().unwrap_or_default();
         println!(
             "  gateway peak RSS {:.1} MiB (VmHWM)",
@@ -458,6 +477,36 @@ async fn run_in(
     Ok(report)
 }
 
+/// The figures some pairs add besides their rows: `catalog_version` of
+/// 10,000 entries made from the catalog page, the bytes Redis keeps per
+/// stored run.
+async fn extra_figures(
+    pair: &Pair,
+    gateway: &Proc,
+    redis: Option<&Proc>,
+    report: &mut Report,
+) -> Result<(), String> {
+    match (pair.baseline, redis) {
+        (Baseline::FloorCatalog, _) => {
+            let page = answer(&gateway_target(pair, gateway)).await?;
+            report.catalog_version_10k_ms = crate::targets::catalog_version_10k(&page);
+        }
+        (Baseline::EngineRun, Some(redis)) => {
+            let record = crate::redis_read::key_bytes(redis, "*:run:*").await?;
+            report.run_record =
+                record.map(|(memory_usage, value_bytes)| crate::targets::RunRecord {
+                    memory_usage,
+                    value_bytes,
+                });
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The pause before each measurement's warm-up.
+const PAUSE: Duration = Duration::from_millis(300);
+
 async fn measure(
     target: &Target,
     connections: usize,
@@ -466,7 +515,7 @@ async fn measure(
 ) -> Result<Measured, String> {
     // A short pause lets the previous row's connections close and the
     // processes go idle before the next warm-up starts.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::sleep(PAUSE).await;
     let plan = Plan {
         connections,
         warmup: args.warmup(),
@@ -476,6 +525,11 @@ async fn measure(
     load::run(target, &plan).await
 }
 
+/// The trace context a baseline request carries: the gateway propagates
+/// one on every engine call, and the engine handles (and logs) it, so both
+/// sides of a row ask the engine for the same work.
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
 fn baseline_target(baseline: Baseline, proc: &Proc) -> Target {
     match baseline {
         Baseline::EngineCheck { vary } => Target::new(
@@ -484,14 +538,16 @@ fn baseline_target(baseline: Baseline, proc: &Proc) -> Target {
             workload::engine_check(vary),
             expect::CHECK_OK,
         )
-        .header("x-tenant", workload::TENANT),
+        .header("x-tenant", workload::TENANT)
+        .header("traceparent", TRACEPARENT),
         Baseline::EngineRun => Target::new(
             proc.addr,
             "/api/v1/workflows/run",
             workload::engine_run(),
             expect::RUN_COMPLETED,
         )
-        .header("x-tenant", workload::TENANT),
+        .header("x-tenant", workload::TENANT)
+        .header("traceparent", TRACEPARENT),
         Baseline::FloorManifest => Target::new(
             proc.addr,
             "/manifest",
@@ -514,7 +570,13 @@ fn gateway_target(pair: &Pair, gateway: &Proc) -> Target {
         Baseline::FloorManifest => (workload::mcp_manifest(), expect::TOOL_OK),
         Baseline::FloorCatalog => (workload::mcp_catalog_list(), expect::TOOL_OK),
     };
-    Target::new(gateway.addr, "/mcp", body, marker)
+    let target = Target::new(gateway.addr, "/mcp", body, marker);
+    match pair.baseline {
+        // A stored run needs a caller a later request can be: an API key,
+        // as agents call.
+        Baseline::EngineRun => target.header("authorization", crate::capacity::BEARER),
+        _ => target,
+    }
 }
 
 /// Captures the gateway's manifest and catalog answers and starts the floor
@@ -531,69 +593,4 @@ async fn start_floor(bins: &Binaries, gateway: &Proc, logs: &Path) -> Result<Pro
 
 fn pair(id: &str) -> Pair {
     *PAIRS.iter().find(|p| p.id == id).expect("a known pair id")
-}
-
-/// One answer as JSON, HTTP 200 required.
-async fn answer(target: &Target) -> Result<Value, String> {
-    let (status, body) = load::once(target, 0).await?;
-    if !status.is_success() {
-        return Err(format!(
-            "{} answered HTTP {status}: {}",
-            target.path,
-            String::from_utf8_lossy(&body)
-        ));
-    }
-    serde_json::from_slice(&body).map_err(|e| format!("{}: not JSON: {e}", target.path))
-}
-
-/// Checks the first answer of both sides in full before measuring them.
-async fn probe(pair: &Pair, baseline: &Target, gateway: &Target) -> Result<(), String> {
-    let base = answer(baseline).await?;
-    let gw = answer(gateway).await?;
-    let sc = &gw["result"]["structuredContent"];
-    let fail = |what: &str, v: &Value| -> Result<(), String> {
-        let text = v.to_string();
-        Err(format!(
-            "{}: {what}: {}",
-            pair.id,
-            &text[..text.len().min(600)]
-        ))
-    };
-    if gw["result"]["isError"] != Value::Bool(false) {
-        return fail("the gateway answered a request error", &gw);
-    }
-    match pair.baseline {
-        Baseline::EngineCheck { .. } => {
-            if base["ok"] != Value::Bool(true) || base["problems"] != serde_json::json!([]) {
-                return fail("the engine's check found problems", &base);
-            }
-            if sc["valid"] != Value::Bool(true) || sc["plan"]["steps"].as_array().is_none() {
-                return fail("the validate tool did not find the program valid", &gw);
-            }
-        }
-        Baseline::EngineRun => {
-            if base["state"] != "COMPLETED" || base["events"].as_array().is_none_or(Vec::is_empty) {
-                return fail("the engine's run did not complete with events", &base);
-            }
-            let steps = sc["trace"]["steps"].as_array().map_or(0, Vec::len);
-            if sc["outcome"]["status"] != "success" || sc["trace"]["level"] != "full" || steps == 0
-            {
-                return fail(
-                    "the execute tool did not return a successful full trace",
-                    &gw,
-                );
-            }
-        }
-        Baseline::FloorManifest => {
-            if sc["pilotage"] != "1.1" || base != gw {
-                return fail("the manifest (or the floor's copy of it) is wrong", &gw);
-            }
-        }
-        Baseline::FloorCatalog => {
-            if sc["items"].as_array().is_none_or(Vec::is_empty) || base != gw {
-                return fail("the catalog page (or the floor's copy of it) is wrong", &gw);
-            }
-        }
-    }
-    Ok(())
 }

@@ -35,7 +35,7 @@ pub struct App {
 #[derive(Clone)]
 struct AppState {
     gw: Arc<Gateway>,
-    front: Front,
+    front: Arc<Front>,
     drain: Arc<Drain>,
 }
 
@@ -50,8 +50,9 @@ pub async fn build(config: Config) -> Result<App, StartError> {
         .with_max_request_body_bytes(gw.config.server.max_body_bytes);
     // The front checks Host and Origin first (`mcp::origin`).
     transport = transport.disable_allowed_hosts().disable_allowed_origins();
+    let handler = server.clone();
     let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(handler.clone()),
         Arc::new(NeverSessionManager::default()),
         transport,
     );
@@ -65,12 +66,13 @@ pub async fn build(config: Config) -> Result<App, StartError> {
         signer: SessionSigner::new(&gw.config.session.secret, gw.config.session.ttl_secs)
             .with_previous(&gw.config.session.previous_secrets),
         mcp,
+        server,
         guard: Arc::new(crate::mcp::origin::BrowserGuard::new(&gw.config.server)),
     };
     let drain = Arc::new(Drain::default());
     let state = AppState {
         gw: gw.clone(),
-        front,
+        front: Arc::new(front),
         drain: drain.clone(),
     };
     let router = Router::new()
@@ -132,7 +134,7 @@ async fn mcp_route(
         .get::<crate::telemetry::request_log::RequestFields>()
         .cloned()
         .unwrap_or_default();
-    let response = layer::handle(state.front.clone(), req).await;
+    let response = layer::handle(&state.front, req).await;
     metrics
         .http_requests
         .with_label_values(&[

@@ -14,8 +14,13 @@ pub struct CacheConfig {
     /// Validation verdicts (diagnostics and plans), shared by validate and
     /// execute's re-validation.
     pub verdict_bytes: u64,
-    /// Tenants' mapped catalogs.
+    /// Tenants' mapped catalogs (and principals' promoted-program listings).
     pub catalog_bytes: u64,
+    /// How long a tenant's catalog and a principal's promoted programs are
+    /// reused after the engine (or the store) last confirmed them, in
+    /// milliseconds; 0 asks on every request. A change of the engine's
+    /// catalog reaches `catalog_version` within this time.
+    pub catalog_max_age_ms: u64,
 }
 
 impl Default for CacheConfig {
@@ -23,6 +28,7 @@ impl Default for CacheConfig {
         Self {
             verdict_bytes: 16 * MIB,
             catalog_bytes: 32 * MIB,
+            catalog_max_age_ms: 1_000,
         }
     }
 }

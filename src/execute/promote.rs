@@ -36,6 +36,10 @@ pub(super) async fn install(
         )
         .await
         .map_err(store_internal)?;
+    // The next view of this principal shows the program, on every engine.
+    for engine in ex.gw.engines.values() {
+        engine.catalog.forget_programs(&ex.principal.scope);
+    }
     let output = json!({"program_ref": program_ref});
     let trace = vec![json!({
         "id": "install",

@@ -94,10 +94,14 @@ fn envelope(
         out.insert("output".into(), o.clone());
     }
     if let Some((level, steps, stats)) = trace {
-        out.insert(
-            "trace".into(),
-            json!({"run_id": run_id, "level": level.as_str(), "steps": steps, "stats": stats}),
-        );
+        // Cloned, not serialised into a new tree (`json!` would re-encode
+        // every step): a clone keeps each map's hashes.
+        let mut trace = Map::new();
+        trace.insert("run_id".into(), Value::String(run_id.into()));
+        trace.insert("level".into(), Value::String(level.as_str().into()));
+        trace.insert("steps".into(), Value::Array(steps.clone()));
+        trace.insert("stats".into(), stats.clone());
+        out.insert("trace".into(), Value::Object(trace));
     }
     Value::Object(out)
 }

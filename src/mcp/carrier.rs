@@ -141,8 +141,8 @@ pub fn is_json_content(headers: &HeaderMap) -> bool {
 
 /// What a POST body is, read the way rmcp will read it.
 pub enum Message {
-    /// A JSON-RPC message rmcp accepts; `initialize` marks the handshake.
-    Valid { initialize: bool },
+    /// A JSON-RPC message rmcp accepts, as read.
+    Valid(Box<ClientJsonRpcMessage>),
     /// Not a JSON-RPC message: the fault to answer.
     Fault(Response<Body>),
 }
@@ -162,10 +162,7 @@ pub fn rpc_method(body: &[u8]) -> Option<String> {
 /// a duplicate member, a batch) → `-32600` with the id when readable.
 pub fn read_message(body: &[u8]) -> Message {
     match serde_json::from_slice::<ClientJsonRpcMessage>(body) {
-        Ok(ClientJsonRpcMessage::Request(r)) => Message::Valid {
-            initialize: matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_)),
-        },
-        Ok(_) => Message::Valid { initialize: false },
+        Ok(message) => Message::Valid(Box::new(message)),
         Err(typed) => Message::Fault(match serde_json::from_slice::<Value>(body) {
             Err(e) => parse_error(&e),
             Ok(_) => rpc_error(

@@ -13,13 +13,16 @@
 use super::arguments;
 use super::budget::RetryAfter;
 use super::carrier::{self, INTERNAL_ERROR, INVALID_REQUEST, Message, SESSION_ERROR, rpc_error};
+use super::direct;
 use super::origin::{self, BrowserGuard, Screened};
+use super::server::PilotageServer;
 use super::session::{Session, SessionSigner};
 use crate::auth::{AuthError, Principal, bearer};
 use crate::gateway::Gateway;
 use crate::telemetry::request_log::RequestFields;
 use axum::body::Body;
 use axum::http::{HeaderValue, Method, Request, Response, StatusCode};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use serde_json::Value;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -30,18 +33,20 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// rmcp's service as a boxed, cloneable tower service.
 pub type McpService = tower::util::BoxCloneSyncService<Request<Body>, Response<Body>, Infallible>;
 
-/// State of the `/mcp` front.
-#[derive(Clone)]
+/// State of the `/mcp` front, shared by every request (never cloned per
+/// request: rmcp's service inside is not cheap to clone).
 pub struct Front {
     pub gw: Arc<Gateway>,
     pub signer: SessionSigner,
     pub mcp: McpService,
+    /// The handler, for the tool calls the front answers itself.
+    pub server: PilotageServer,
     /// Shared: the front is cloned for every request.
     pub guard: Arc<BrowserGuard>,
 }
 
 /// The `/mcp` handler for every method.
-pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
+pub async fn handle(front: &Front, req: Request<Body>) -> Response<Body> {
     let cors = match front.guard.screen(req.headers(), req.uri()) {
         Screened::Pass => None,
         Screened::Cors(allowed) => Some(allowed),
@@ -65,7 +70,7 @@ pub async fn handle(front: Front, req: Request<Body>) -> Response<Body> {
 }
 
 /// Everything after the browser checks.
-async fn answer(front: Front, req: Request<Body>) -> Response<Body> {
+async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
     let (mut parts, body) = req.into_parts();
     let fields = parts
         .extensions
@@ -82,6 +87,9 @@ async fn answer(front: Front, req: Request<Body>) -> Response<Body> {
         return carrier::too_large(limit);
     };
     let mut is_initialize = false;
+    // A tool call the front answers itself (`direct`), when rmcp would
+    // hand it to the handler unchanged.
+    let mut direct = None;
     if parts.method == Method::POST {
         if !carrier::accepts_json(&parts.headers) {
             fields.set_reject("not_acceptable");
@@ -109,7 +117,14 @@ async fn answer(front: Front, req: Request<Body>) -> Response<Body> {
             fields.set_rpc_method(&method);
         }
         match carrier::read_message(&bytes) {
-            Message::Valid { initialize } => is_initialize = initialize,
+            Message::Valid(message) => {
+                is_initialize = matches!(
+                    &*message,
+                    ClientJsonRpcMessage::Request(r)
+                        if matches!(r.request, ClientRequest::InitializeRequest(_))
+                );
+                direct = direct::direct_call(*message, &parts.headers);
+            }
             Message::Fault(response) => {
                 fields.set_reject("invalid_message");
                 return response;
@@ -133,17 +148,17 @@ async fn answer(front: Front, req: Request<Body>) -> Response<Body> {
             .await
         {
             Ok(p) => (p, None, Some(session_id)),
-            Err(e) => return unauthorized(&front, &fields, e, id()),
+            Err(e) => return unauthorized(front, &fields, e, id()),
         }
     } else if let Some(token) = &token {
-        match verify(&front, &fields, key.as_deref(), token, id).await {
+        match verify(front, &fields, key.as_deref(), token, id).await {
             Ok((p, s)) => (p, Some(s), None),
             Err(resp) => return resp,
         }
     } else {
         match front.gw.auth.resolve(key.as_deref(), None).await {
             Ok(p) => (p, None, None),
-            Err(e) => return unauthorized(&front, &fields, e, id()),
+            Err(e) => return unauthorized(front, &fields, e, id()),
         }
     };
     fields.set_principal(&principal);
@@ -186,13 +201,21 @@ async fn answer(front: Front, req: Request<Body>) -> Response<Body> {
     parts.extensions.insert(retry_after.clone());
     // rmcp runs stateless: the session header is ours, not its.
     parts.headers.remove(SESSION_HEADER);
-    let mut mcp = front.mcp.clone();
-    let response = match mcp
-        .call(Request::from_parts(parts, Body::from(bytes.clone())))
-        .await
-    {
-        Ok(r) => r,
-        Err(never) => match never {},
+    let response = match direct {
+        Some(call) => {
+            let result = front.server.call(call.params, Some(&parts)).await;
+            direct::answer(call.id, result)
+        }
+        None => {
+            let mut mcp = front.mcp.clone();
+            match mcp
+                .call(Request::from_parts(parts, Body::from(bytes.clone())))
+                .await
+            {
+                Ok(r) => r,
+                Err(never) => match never {},
+            }
+        }
     };
     let mut response = carrier::normalize(response, id).await;
     retry_after.apply(&mut response);

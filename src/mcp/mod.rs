@@ -5,6 +5,7 @@
 pub mod arguments;
 pub mod budget;
 pub mod carrier;
+pub mod direct;
 pub mod layer;
 pub mod origin;
 mod panic_guard;

@@ -16,6 +16,7 @@ use crate::gateway::Gateway;
 use crate::pilotage::{EXTENSION_ID, VERSION};
 use crate::telemetry::tool_call;
 use crate::telemetry::trace_context::TraceContext;
+use axum::http::request::Parts;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
@@ -251,13 +252,29 @@ impl ServerHandler for PilotageServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let principal = principal_of(&context)
+        let parts = context.extensions.get::<Parts>();
+        self.call(request, parts).await.map(CallToolResponse::from)
+    }
+}
+
+impl PilotageServer {
+    /// One `tools/call`, for rmcp's handler and for the front's direct path
+    /// alike: `parts` is the HTTP request's, with what the front attached.
+    pub async fn call(
+        &self,
+        request: CallToolRequestParams,
+        parts: Option<&Parts>,
+    ) -> Result<CallToolResult, McpError> {
+        let principal = parts
+            .and_then(|p| p.extensions.get::<Principal>())
             .cloned()
             .ok_or_else(|| McpError::internal_error("no principal on the request", None))?;
         let name = request.name.to_string();
         // The front lifted a call's arguments out of the message (rmcp saw
         // `{}` in their place).
-        let arguments = lifted_arguments(&context)
+        let arguments = parts
+            .and_then(|p| p.extensions.get::<LiftedArguments>())
+            .and_then(LiftedArguments::take)
             .or(request.arguments)
             .unwrap_or_default();
         let (language, execute) = self.tool_language(&name, &arguments);
@@ -274,9 +291,7 @@ impl ServerHandler for PilotageServer {
         let started = std::time::Instant::now();
         // The transport may serve the call on another task: carry the
         // request's trace context over so engine calls propagate it.
-        let trace = context
-            .extensions
-            .get::<axum::http::request::Parts>()
+        let trace = parts
             .and_then(|p| p.extensions.get::<TraceContext>())
             .cloned();
         // A panic inside the call answers `internal` (and is counted as
@@ -286,7 +301,6 @@ impl ServerHandler for PilotageServer {
             self.dispatch(&name, arguments, &principal)
                 .instrument(span.clone()),
         );
-        let parts = context.extensions.get::<axum::http::request::Parts>();
         let gw = &self.inner.gw;
         let caller = budget::caller_of(gw, &principal, parts);
         let retry_after = parts.and_then(|p| p.extensions.get::<budget::RetryAfter>());
@@ -304,7 +318,10 @@ impl ServerHandler for PilotageServer {
             .and_then(|r| r.structured_content.as_ref())
             .and_then(|s| s.get("run_id"))
             .and_then(Value::as_str);
-        if let Some(run_id) = run_id {
+        // Only a collector reads the span's closing fields: the request's
+        // log line carries them already.
+        let exporting = crate::telemetry::otlp::exporting();
+        if exporting && let Some(run_id) = run_id {
             span.record("run_id", run_id);
         }
         let outcome = tool_call::outcome(&result);
@@ -319,16 +336,14 @@ impl ServerHandler for PilotageServer {
             &outcome,
             took,
         );
-        span.record("outcome", outcome.as_str());
-        span.record("duration_ms", took.as_secs_f64() * 1000.0);
-        if let Some(fields) = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| {
-                p.extensions
-                    .get::<crate::telemetry::request_log::RequestFields>()
-            })
-        {
+        if exporting {
+            span.record("outcome", outcome.as_str());
+            span.record("duration_ms", took.as_secs_f64() * 1000.0);
+        }
+        if let Some(fields) = parts.and_then(|p| {
+            p.extensions
+                .get::<crate::telemetry::request_log::RequestFields>()
+        }) {
             fields.set_tool(&name, &language, &outcome);
             if let Some(run_id) = run_id {
                 fields.set_run_id(run_id);
@@ -337,25 +352,14 @@ impl ServerHandler for PilotageServer {
                 fields.set_carrier_error(e.code.0, &e.message);
             }
         }
-        result.map(CallToolResponse::from)
+        result
     }
-}
-
-/// The arguments the front lifted out of this call's message.
-fn lifted_arguments(
-    context: &RequestContext<RoleServer>,
-) -> Option<serde_json::Map<String, Value>> {
-    context
-        .extensions
-        .get::<axum::http::request::Parts>()
-        .and_then(|p| p.extensions.get::<LiftedArguments>())
-        .and_then(LiftedArguments::take)
 }
 
 /// The principal the front attached to the HTTP request.
 fn principal_of(context: &RequestContext<RoleServer>) -> Option<&Principal> {
     context
         .extensions
-        .get::<axum::http::request::Parts>()
+        .get::<Parts>()
         .and_then(|p| p.extensions.get::<Principal>())
 }

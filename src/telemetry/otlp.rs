@@ -70,6 +70,13 @@ pub fn tracer(config: &Config) -> Result<Option<SdkTracer>, OtlpError> {
 }
 
 /// Sends the spans still buffered (at exit).
+/// Whether spans are exported: span fields only a collector reads are
+/// recorded only then (each record re-encodes the span's fields for the
+/// log formatter too).
+pub fn exporting() -> bool {
+    PROVIDER.get().is_some()
+}
+
 pub fn flush() {
     if let Some(p) = PROVIDER.get()
         && let Err(e) = p.shutdown()

@@ -7,6 +7,7 @@
 mod common;
 
 mod cli;
+mod freshness;
 mod hardening;
 mod limits;
 mod metrics;

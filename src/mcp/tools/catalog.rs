@@ -92,20 +92,29 @@ fn list(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
         })
         .filter(|e| q.as_deref().is_none_or(|q| matches_query(e, q)))
         .collect();
-    let page: Vec<&Value> = matching
+    // Cloned into the answer, never through `json!` (which serialises
+    // every entry into a new tree, re-hashing each key).
+    let page: Vec<Value> = matching
         .iter()
         .skip(offset)
         .take(limit)
-        .map(|e| e.as_ref())
+        .map(|e| Value::clone(e))
         .collect();
-    let mut out = json!({"items": page, "catalog_version": view.version});
-    let next = offset + page.len();
+    let shown = page.len();
+    let mut out = Value::Object(serde_json::Map::from_iter([
+        ("items".to_string(), Value::Array(page)),
+        (
+            "catalog_version".to_string(),
+            Value::String(view.version.clone()),
+        ),
+    ]));
+    let next = offset + shown;
     if next < matching.len() {
         out["next_cursor"] = Value::String(encode_cursor(next, filter_hash));
     }
     let summary = format!(
         "{} of {} entries (catalog_version {})",
-        page.len(),
+        shown,
         matching.len(),
         view.version
     );

@@ -1,0 +1,98 @@
+//! `tools/call` answered by the front itself, without building rmcp's
+//! per-request service (a peer, a service loop and a handler task, joined
+//! by channels): the same handler, the same checks, the same answer.
+//!
+//! Only for calls rmcp's stateless transport would hand to the handler
+//! untouched: no `MCP-Protocol-Version` header, or one naming a known
+//! revision before 2026-07-28 (the standard request headers and the inline
+//! lifecycle start there), and no protocol version in the request's
+//! `_meta`. Everything else (initialize, discover, notifications, newer
+//! revisions) still goes through rmcp. The answer is rmcp's own message
+//! type, serialised the way its transport does; the result is shaped for an
+//! older peer as rmcp's handler shapes it (no `resultType`, object-only
+//! structured output).
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientJsonRpcMessage, ClientRequest, GetMeta,
+    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
+};
+
+const PROTOCOL_HEADER: &str = "mcp-protocol-version";
+
+/// A tool call the front answers directly.
+pub struct DirectCall {
+    pub id: RequestId,
+    pub params: CallToolRequestParams,
+}
+
+/// The call in `message` when rmcp would pass it to the handler as it is.
+pub fn direct_call(message: ClientJsonRpcMessage, headers: &HeaderMap) -> Option<DirectCall> {
+    if !legacy_revision(headers) {
+        return None;
+    }
+    let ClientJsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    if request.request.get_meta().protocol_version().is_some() {
+        return None;
+    }
+    let ClientRequest::CallToolRequest(call) = request.request else {
+        return None;
+    };
+    Some(DirectCall {
+        id: request.id,
+        params: call.params,
+    })
+}
+
+/// No protocol header, or one naming a known revision before 2026-07-28.
+fn legacy_revision(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(PROTOCOL_HEADER).iter();
+    let Some(value) = values.next() else {
+        return true;
+    };
+    if values.next().is_some() {
+        return false;
+    }
+    let Ok(version) = value.to_str() else {
+        return false;
+    };
+    version < ProtocolVersion::V_2026_07_28.as_str()
+        && ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .any(|v| v.as_str() == version)
+}
+
+/// The JSON-RPC answer to `id`, as rmcp's JSON response mode writes it.
+pub fn answer(
+    id: RequestId,
+    result: Result<rmcp::model::CallToolResult, rmcp::ErrorData>,
+) -> Response<Body> {
+    let message = match result {
+        Ok(r) => {
+            let mut result = ServerResult::from(CallToolResponse::from(r));
+            result.strip_result_type_for_legacy_peer();
+            result.strip_non_object_output_for_legacy_peer();
+            ServerJsonRpcMessage::response(result, id)
+        }
+        Err(e) => ServerJsonRpcMessage::error(e, Some(id)),
+    };
+    match serde_json::to_vec(&message) {
+        Ok(body) => {
+            let mut response = Response::new(Body::from(body));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        Err(e) => super::carrier::rpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            serde_json::Value::Null,
+            super::carrier::INTERNAL_ERROR,
+            &format!("the answer could not be written: {e}"),
+        ),
+    }
+}

@@ -1,0 +1,113 @@
+//! `cache.catalog_max_age_ms`, through the real endpoint: a confirmed
+//! catalog is served from memory for its age (the engine is not asked
+//! again, and a change of the engine's catalog waits for the age), a
+//! promotion through this instance shows at once, and 0 asks the engine on
+//! every request.
+
+use crate::common::{ACME_OPS, Engine, LANG, Mcp, TestEnv, write_program};
+use serde_json::{Value, json};
+
+const CONFIG: &str = "tests/configs/conformance.toml";
+/// Longer than any test: nothing expires while one runs.
+const HOUR_MS: u64 = 3_600_000;
+
+/// Tenant requests the engine received since its start.
+async fn engine_requests(engine: &Engine) -> u64 {
+    let v: Value = reqwest::get(format!("{}/admin/requests", engine.url))
+        .await
+        .expect("admin requests")
+        .json()
+        .await
+        .expect("json");
+    v["requests"].as_u64().expect("a count")
+}
+
+async fn catalog(c: &Mcp) -> Value {
+    list(c, json!({"language": LANG, "verb": "list"})).await
+}
+
+async fn list(c: &Mcp, arguments: Value) -> Value {
+    let r = c.call("pilotage_catalog", arguments).await;
+    assert!(!r.is_error, "{}", r.raw);
+    r.structured
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_confirmed_catalog_is_served_from_memory_for_its_max_age() {
+    let env = TestEnv::with_config(CONFIG, |c| c.cache.catalog_max_age_ms = HOUR_MS).await;
+    let c = env.client(ACME_OPS);
+    let first = catalog(&c).await["catalog_version"].clone();
+    let before = engine_requests(&env.engine).await;
+    for _ in 0..5 {
+        assert_eq!(catalog(&c).await["catalog_version"], first);
+    }
+    let checked = c
+        .call(
+            "validate_workflow",
+            json!({"workflow": write_program("gold")}),
+        )
+        .await;
+    assert_eq!(
+        checked.structured["catalog_version"], first,
+        "{}",
+        checked.raw
+    );
+    // The validation itself is the engine's one request.
+    assert_eq!(engine_requests(&env.engine).await, before + 1);
+    // A change of the engine's catalog waits for the age.
+    let mut cap = env.engine.capability("acme", "util.echo").await;
+    cap["doc"] = json!("Echo, reworded while the catalog is reused.");
+    env.engine
+        .put_capability("util.echo", &cap, Some("acme"))
+        .await;
+    assert_eq!(catalog(&c).await["catalog_version"], first);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_promotion_through_this_instance_shows_at_once() {
+    let env = TestEnv::with_config(CONFIG, |c| c.cache.catalog_max_age_ms = HOUR_MS).await;
+    let mut c = env.client(ACME_OPS);
+    c.initialize().await;
+    let before = catalog(&c).await;
+    let deployed = c
+        .call(
+            "run_workflow",
+            json!({"workflow": write_program("silver"), "mode": "deploy"}),
+        )
+        .await;
+    let program_ref = deployed.structured["output"]["program_ref"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no program_ref: {}", deployed.raw))
+        .to_string();
+    let after = list(
+        &c,
+        json!({"language": LANG, "verb": "list", "kind": "program"}),
+    )
+    .await;
+    assert_ne!(after["catalog_version"], before["catalog_version"]);
+    let ids: Vec<&str> = after["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|e| e["id"].as_str())
+        .collect();
+    assert!(ids.contains(&program_ref.as_str()), "{ids:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zero_asks_the_engine_on_every_request() {
+    let env = TestEnv::with_config(CONFIG, |c| c.cache.catalog_max_age_ms = 0).await;
+    let c = env.client(ACME_OPS);
+    let first = catalog(&c).await["catalog_version"].clone();
+    let before = engine_requests(&env.engine).await;
+    for _ in 0..3 {
+        catalog(&c).await;
+    }
+    assert_eq!(engine_requests(&env.engine).await, before + 3);
+    let mut cap = env.engine.capability("acme", "util.echo").await;
+    cap["doc"] = json!("Echo, reworded: the next answer shows it.");
+    env.engine
+        .put_capability("util.echo", &cap, Some("acme"))
+        .await;
+    assert_ne!(catalog(&c).await["catalog_version"], first);
+}

@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::{Engine, Mcp, TestEnv};
+use common::{Mcp, TestEnv};
 use pilotage_gateway::config::Config;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -61,27 +61,16 @@ fn program(n: usize) -> Value {
     ]})
 }
 
-/// Tenant requests the engine received since its start or last reset.
-async fn engine_requests(engine: &Engine) -> u64 {
-    let v: Value = reqwest::get(format!("{}/admin/requests", engine.url))
-        .await
-        .expect("admin requests")
-        .json()
-        .await
-        .expect("json");
-    v["requests"].as_u64().expect("a count")
-}
-
 /// Engine requests per validate of a fresh program while all is well.
 async fn baseline(env: &TestEnv, c: &Mcp, from: usize) -> f64 {
-    let before = engine_requests(&env.engine).await;
+    let before = env.engine.requests().await;
     for n in from..from + 4 {
         let v = c
             .call("validate_workflow", json!({"workflow": program(n)}))
             .await;
         assert!(!v.is_error, "{}", v.raw);
     }
-    (engine_requests(&env.engine).await - before) as f64 / 4.0
+    (env.engine.requests().await - before) as f64 / 4.0
 }
 
 fn gateway_base(env: &TestEnv) -> String {
@@ -112,7 +101,7 @@ async fn a_slow_engine_is_answered_within_its_timeout_and_never_hit_twice() {
     let c = client(&env).await;
     let per_call = baseline(&env, &c, 0).await;
     env.engine.faults(json!({"slow_ms": 3 * TIMEOUT_MS})).await;
-    let before = engine_requests(&env.engine).await;
+    let before = env.engine.requests().await;
     let calls = [
         ("validate_workflow", json!({"workflow": program(100)})),
         (
@@ -149,7 +138,7 @@ async fn a_slow_engine_is_answered_within_its_timeout_and_never_hit_twice() {
         failed >= 3,
         "the slow engine failed the uncached calls ({failed})"
     );
-    let received = engine_requests(&env.engine).await - before;
+    let received = env.engine.requests().await - before;
     let most = (per_call * calls.len() as f64).ceil() as u64;
     assert!(
         received <= most,
@@ -168,7 +157,7 @@ async fn a_shedding_engine_gets_at_most_the_retry_budgets_extra_calls() {
     env.engine
         .faults(json!({"unavailable_retry_after_s": 0}))
         .await;
-    let before = engine_requests(&env.engine).await;
+    let before = env.engine.requests().await;
     const CALLS: usize = 30;
     for n in 0..CALLS {
         let r = c
@@ -177,7 +166,7 @@ async fn a_shedding_engine_gets_at_most_the_retry_budgets_extra_calls() {
         let m = message_of(&r);
         assert!(m.contains("the engine answered HTTP 503"), "{m}");
     }
-    let received = engine_requests(&env.engine).await - before;
+    let received = env.engine.requests().await - before;
     // Each validate makes at most `per_call` calls; the budget allows 10 %
     // of every call made in its window as retries, the baseline's included.
     let first_attempts = (per_call * CALLS as f64).ceil() as u64;
@@ -210,7 +199,7 @@ async fn a_retry_after_beyond_the_deadline_is_not_waited_for() {
     env.engine
         .faults(json!({"unavailable_retry_after_s": 30}))
         .await;
-    let before = engine_requests(&env.engine).await;
+    let before = env.engine.requests().await;
     for n in 0..3 {
         let started = Instant::now();
         let r = c
@@ -224,7 +213,7 @@ async fn a_retry_after_beyond_the_deadline_is_not_waited_for() {
         let m = message_of(&r);
         assert!(m.contains("the engine answered HTTP 503"), "{m}");
     }
-    let received = engine_requests(&env.engine).await - before;
+    let received = env.engine.requests().await - before;
     assert_eq!(
         received, 3,
         "one request per call: a 30 s Retry-After does not fit 1 s"
@@ -258,7 +247,7 @@ async fn an_open_breaker_fails_fast_shows_on_readyz_and_metrics_and_a_probe_clos
 
     // Open: the call fails fast, never reaches the engine, says when to
     // come back.
-    let before = engine_requests(&env.engine).await;
+    let before = env.engine.requests().await;
     let started = Instant::now();
     let r = c
         .call("validate_workflow", json!({"workflow": program(410)}))
@@ -274,11 +263,7 @@ async fn an_open_breaker_fails_fast_shows_on_readyz_and_metrics_and_a_probe_clos
         took < Duration::from_millis(TIMEOUT_MS),
         "failed fast: {took:?}"
     );
-    assert_eq!(
-        engine_requests(&env.engine).await,
-        before,
-        "nothing was sent"
-    );
+    assert_eq!(env.engine.requests().await, before, "nothing was sent");
 
     // The engine is back: after the cool-down one probe closes the breaker.
     env.engine.faults(json!({})).await;

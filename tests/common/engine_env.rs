@@ -66,13 +66,6 @@ pub async fn session(env: &TestEnv, key: &str) -> Mcp {
     c
 }
 
-/// An initialized anonymous session.
-pub async fn anonymous_session(env: &TestEnv) -> Mcp {
-    let mut c = env.anonymous();
-    c.initialize().await;
-    c
-}
-
 /// The execute tool `tool` on `program`: `mode` immediate, plus `extra`'s
 /// members.
 pub async fn execute(c: &Mcp, tool: &str, program: Value, extra: Value) -> CallResult {
@@ -81,4 +74,19 @@ pub async fn execute(c: &Mcp, tool: &str, program: Value, extra: Value) -> CallR
         a.extend(e.clone());
     }
     c.call(tool, args).await
+}
+
+/// The ids of an engine's list (strings, or n8n's numeric execution ids),
+/// sorted.
+pub fn ids_of(list: &[Value]) -> Vec<String> {
+    let mut ids: Vec<String> = list
+        .iter()
+        .filter_map(|e| match &e["id"] {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+        .collect();
+    ids.sort();
+    ids
 }

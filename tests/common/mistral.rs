@@ -207,7 +207,7 @@ impl MistralEnv {
 
     /// An initialized anonymous session.
     pub async fn anonymous_session(&self) -> super::Mcp {
-        engine_env::anonymous_session(&self.env).await
+        super::answers::anonymous_session(&self.env).await
     }
 
     /// Removes the executions the suite left in its projects.

@@ -147,6 +147,21 @@ impl Engine {
             .expect("admin state json")
     }
 
+    /// Tenant requests (catalog, check, run, ...) the engine received since
+    /// its start or last reset.
+    pub async fn requests(&self) -> u64 {
+        let v: Value = self
+            .http
+            .get(format!("{}/admin/requests", self.url))
+            .send()
+            .await
+            .expect("admin requests")
+            .json()
+            .await
+            .expect("admin requests json");
+        v["requests"].as_u64().expect("a count")
+    }
+
     pub async fn reset(&self) {
         let r = self
             .http

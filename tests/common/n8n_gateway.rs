@@ -274,7 +274,7 @@ impl N8nEnv {
 
     /// An initialized anonymous session.
     pub async fn anonymous_session(&self) -> super::Mcp {
-        engine_env::anonymous_session(&self.env).await
+        super::answers::anonymous_session(&self.env).await
     }
 }
 

@@ -4,23 +4,12 @@
 //! promotion through this instance shows at once, and 0 asks the engine on
 //! every request.
 
-use crate::common::{ACME_OPS, Engine, LANG, Mcp, TestEnv, write_program};
+use crate::common::{ACME_OPS, LANG, Mcp, TestEnv, write_program};
 use serde_json::{Value, json};
 
 const CONFIG: &str = "tests/configs/conformance.toml";
 /// Longer than any test: nothing expires while one runs.
 const HOUR_MS: u64 = 3_600_000;
-
-/// Tenant requests the engine received since its start.
-async fn engine_requests(engine: &Engine) -> u64 {
-    let v: Value = reqwest::get(format!("{}/admin/requests", engine.url))
-        .await
-        .expect("admin requests")
-        .json()
-        .await
-        .expect("json");
-    v["requests"].as_u64().expect("a count")
-}
 
 async fn catalog(c: &Mcp) -> Value {
     list(c, json!({"language": LANG, "verb": "list"})).await
@@ -37,7 +26,7 @@ async fn a_confirmed_catalog_is_served_from_memory_for_its_max_age() {
     let env = TestEnv::with_config(CONFIG, |c| c.cache.catalog_max_age_ms = HOUR_MS).await;
     let c = env.client(ACME_OPS);
     let first = catalog(&c).await["catalog_version"].clone();
-    let before = engine_requests(&env.engine).await;
+    let before = env.engine.requests().await;
     for _ in 0..5 {
         assert_eq!(catalog(&c).await["catalog_version"], first);
     }
@@ -53,7 +42,7 @@ async fn a_confirmed_catalog_is_served_from_memory_for_its_max_age() {
         checked.raw
     );
     // The validation itself is the engine's one request.
-    assert_eq!(engine_requests(&env.engine).await, before + 1);
+    assert_eq!(env.engine.requests().await, before + 1);
     // A change of the engine's catalog waits for the age.
     let mut cap = env.engine.capability("acme", "util.echo").await;
     cap["doc"] = json!("Echo, reworded while the catalog is reused.");
@@ -99,11 +88,11 @@ async fn zero_asks_the_engine_on_every_request() {
     let env = TestEnv::with_config(CONFIG, |c| c.cache.catalog_max_age_ms = 0).await;
     let c = env.client(ACME_OPS);
     let first = catalog(&c).await["catalog_version"].clone();
-    let before = engine_requests(&env.engine).await;
+    let before = env.engine.requests().await;
     for _ in 0..3 {
         catalog(&c).await;
     }
-    assert_eq!(engine_requests(&env.engine).await, before + 3);
+    assert_eq!(env.engine.requests().await, before + 3);
     let mut cap = env.engine.capability("acme", "util.echo").await;
     cap["doc"] = json!("Echo, reworded: the next answer shows it.");
     env.engine

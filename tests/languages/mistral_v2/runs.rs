@@ -6,6 +6,7 @@
 //! configuration hides.
 
 use crate::common::answers::codes;
+use crate::common::engine_env::ids_of;
 use crate::common::mistral::{
     self, EXECUTE, MISTRAL, MistralEnv, TRACE, VALIDATE, echo_program, greet_program, run, validate,
 };
@@ -25,15 +26,6 @@ late:
     next:
       action: std.ecko output=1
 ";
-
-fn ids_of(list: &[Value]) -> Vec<String> {
-    let mut ids: Vec<String> = list
-        .iter()
-        .filter_map(|e| e["id"].as_str().map(str::to_string))
-        .collect();
-    ids.sort();
-    ids
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_misspelled_action_after_a_write_is_refused_before_anything_runs() {

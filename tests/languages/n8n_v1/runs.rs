@@ -7,6 +7,7 @@
 
 use super::hook::Hook;
 use crate::common::answers::codes;
+use crate::common::engine_env::ids_of;
 use crate::common::n8n_gateway::{
     self, Caller, EXECUTE, N8N, N8nEnv, TRACE, chain, greet_program, manual_trigger, node, run,
     validate, workflow,
@@ -38,20 +39,6 @@ fn calls(name: &str, calls: Vec<Value>) -> Value {
     let mut nodes = vec![manual_trigger()];
     nodes.extend(calls);
     workflow(name, nodes, chain(&names))
-}
-
-/// The ids of n8n's list, sorted.
-fn ids_of(list: &[Value]) -> Vec<String> {
-    let mut ids: Vec<String> = list
-        .iter()
-        .filter_map(|e| match &e["id"] {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        })
-        .collect();
-    ids.sort();
-    ids
 }
 
 /// Everything n8n shows of a tenant's user: its workflows and executions.

@@ -2,11 +2,12 @@
 //! entries, plus the caller's promoted programs, scoped to the caller and
 //! versioned by `catalog_version`.
 //!
-//! `catalog_version` = `cv_` + hex SHA-256 over the canonical JSON (sorted keys,
-//! no whitespace) of the caller-visible entries, ordered capabilities first then
-//! programs, each by id. Volatile engine fields never reach an entry and
-//! `revision` is left out of the hash, so the same visible catalog gives the
-//! same token on every instance and after restarts (Part IV §3).
+//! `catalog_version` = `cv_` + hex SHA-256 over the digests (SHA-256 of the
+//! canonical JSON: sorted keys, no whitespace) of the caller-visible entries,
+//! ordered capabilities first then programs, each by id ([`canonical`]).
+//! Volatile engine fields never reach an entry and `revision` is left out of
+//! the hash, so the same visible catalog gives the same token on every
+//! instance and after restarts (Part IV §3).
 //!
 //! Freshness: a tenant's listing is reused for `cache.catalog_max_age_ms`
 //! after the engine last confirmed it ([`fresh`]); past that, a request
@@ -20,8 +21,8 @@ mod canonical;
 pub mod fresh;
 pub mod risk_when;
 
-use canonical::short_digest;
-pub use canonical::{canonical_json, write_canonical_to};
+use canonical::{VersionHasher, revision};
+pub use canonical::{canonical_json, entry_digest, entry_digests, version_of, write_canonical_to};
 
 use crate::auth::Principal;
 use crate::engines::json_path::{pick, pick_field};
@@ -30,7 +31,6 @@ use crate::engines::{CatalogFetch, EngineError, SharedEngine};
 use crate::pilotage::RiskHints;
 use crate::store::Store;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,9 +71,9 @@ struct TenantCatalog {
     entries: Vec<Arc<Value>>,
     /// Capability id → (position in `entries`, risk).
     index: Arc<HashMap<String, (usize, RiskHints)>>,
-    /// SHA-256 state after the capability part of the array, cloned per
-    /// request so unchanged capabilities are never rehashed.
-    prefix: Sha256,
+    /// The version's hash state after the capabilities, cloned per request
+    /// so unchanged capabilities are never rehashed.
+    prefix: VersionHasher,
     /// Entry id → digest of the capabilities (the changed_since baseline).
     digests: Arc<BTreeMap<String, String>>,
     /// The token of a caller without promoted programs.
@@ -399,18 +399,14 @@ impl CatalogService {
             capabilities.iter().filter_map(|c| self.entry(c)).collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         entries.dedup_by(|a, b| a.0 == b.0);
-        let mut prefix = Sha256::new();
-        prefix.update(b"[");
+        let hashed = entry_digests(&entries.iter().map(|e| &e.1).collect::<Vec<_>>());
+        let mut prefix = VersionHasher::default();
         let mut index = HashMap::with_capacity(entries.len());
         let mut digests = BTreeMap::new();
         let mut out = Vec::with_capacity(entries.len());
-        for (i, (id, mut entry, risk)) in entries.into_iter().enumerate() {
-            let text = canonical_json(&entry);
-            if i > 0 {
-                prefix.update(b",");
-            }
-            prefix.update(text.as_bytes());
-            let digest = short_digest(&text);
+        for ((id, mut entry, risk), digest) in entries.into_iter().zip(&hashed) {
+            prefix.add(digest);
+            let digest = revision(digest);
             if let Some(obj) = entry.as_object_mut() {
                 obj.insert("revision".into(), Value::String(digest.clone()));
             }
@@ -418,8 +414,6 @@ impl CatalogService {
             index.insert(id, (out.len(), risk));
             out.push(Arc::new(entry));
         }
-        let mut closed = prefix.clone();
-        closed.update(b"]");
         let weight = out
             .iter()
             .map(|e| crate::weigh::json(e) + 64)
@@ -434,9 +428,9 @@ impl CatalogService {
             weight,
             entries: out,
             index: Arc::new(index),
-            prefix,
             digests: Arc::new(digests),
-            version: format!("cv_{}", hex::encode(closed.finalize())),
+            version: prefix.clone().token(),
+            prefix,
         }
     }
 
@@ -521,15 +515,10 @@ fn compose(tenant: &TenantCatalog, programs: &[Value]) -> CatalogView {
     let mut hasher = tenant.prefix.clone();
     let mut digests = (*tenant.digests).clone();
     let mut entries = tenant.entries.clone();
-    let mut first = tenant.entries.is_empty();
     for entry in programs {
-        let text = canonical_json(entry);
-        if !first {
-            hasher.update(b",");
-        }
-        first = false;
-        hasher.update(text.as_bytes());
-        let digest = short_digest(&text);
+        let digest = entry_digest(entry);
+        hasher.add(&digest);
+        let digest = revision(&digest);
         if let Some(id) = entry.get("id").and_then(Value::as_str) {
             digests.insert(id.to_string(), digest.clone());
         }
@@ -539,9 +528,8 @@ fn compose(tenant: &TenantCatalog, programs: &[Value]) -> CatalogView {
         }
         entries.push(Arc::new(with_revision));
     }
-    hasher.update(b"]");
     CatalogView {
-        version: format!("cv_{}", hex::encode(hasher.finalize())),
+        version: hasher.token(),
         entries,
         digests: Arc::new(digests),
         index: tenant.index.clone(),

@@ -92,9 +92,7 @@ fn main() -> ExitCode {
     let args = Cli::parse();
     // `serve` sets logging up once its configuration is read (the instance
     // name and trace export come from it).
-    if !matches!(args.command, Command::Serve { .. }) {
-        cli::init_logging();
-    }
+    let _logs = (!matches!(args.command, Command::Serve { .. })).then(cli::init_logging);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -1,57 +1,209 @@
 //! Canonical JSON (object keys sorted at every level, no whitespace,
-//! serde_json's escaping): the text `catalog_version` and the entries'
-//! digests are hashed over, the same on every instance.
+//! serde_json's escaping), the entries' content digests, and the
+//! `catalog_version` made from them: the same on every instance.
+//!
+//! An entry's digest is SHA-256 of its canonical JSON; its `revision` is the
+//! digest's first 8 bytes in hex. `catalog_version` is `cv_` + hex SHA-256
+//! over the entries' digests in catalog order, so each entry is read and
+//! hashed once, and large catalogs hash their entries on both cores.
 
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// The first 8 bytes of SHA-256 in hex: an entry's `revision` and its
-/// changed_since digest.
-pub(super) fn short_digest(text: &str) -> String {
-    hex::encode(&Sha256::digest(text.as_bytes())[..8])
-}
+/// SHA-256 of an entry's canonical JSON.
+pub type EntryDigest = [u8; 32];
+
+/// From this many entries on, digests are computed on two threads.
+const PARALLEL_FROM: usize = 2_000;
 
 /// Canonical JSON: object keys sorted, no whitespace, serde_json's escaping.
 pub fn canonical_json(value: &Value) -> String {
     let mut out = Vec::with_capacity(256);
     write_canonical(value, &mut out);
-    // serde_json writes valid UTF-8 and so do the separators added here.
+    // serde_json writes valid UTF-8.
     String::from_utf8(out).unwrap_or_default()
 }
 
 /// Writes the canonical JSON of `value` to `out` (a hasher, say) without
 /// building the whole text first.
 pub fn write_canonical_to(value: &Value, out: &mut impl std::io::Write) -> std::io::Result<()> {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_unstable();
-            out.write_all(b"{")?;
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.write_all(b",")?;
-                }
-                serde_json::to_writer(&mut *out, k)?;
-                out.write_all(b":")?;
-                write_canonical_to(&map[k], out)?;
-            }
-            out.write_all(b"}")
-        }
-        Value::Array(items) => {
-            out.write_all(b"[")?;
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.write_all(b",")?;
-                }
-                write_canonical_to(v, out)?;
-            }
-            out.write_all(b"]")
-        }
-        scalar => Ok(serde_json::to_writer(&mut *out, scalar)?),
-    }
+    serde_json::to_writer(out, &Canonical(value)).map_err(std::io::Error::other)
 }
 
 fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     // Writing into a Vec cannot fail.
     let _ = write_canonical_to(value, out);
+}
+
+/// SHA-256 of `entry`'s canonical JSON.
+pub fn entry_digest(entry: &Value) -> EntryDigest {
+    digest_with(entry, &mut Vec::with_capacity(1024))
+}
+
+fn digest_with(entry: &Value, text: &mut Vec<u8>) -> EntryDigest {
+    text.clear();
+    write_canonical(entry, text);
+    Sha256::digest(text.as_slice()).into()
+}
+
+/// The digests of `entries`, in order; on two threads for large catalogs.
+pub fn entry_digests(entries: &[&Value]) -> Vec<EntryDigest> {
+    let serial = |part: &[&Value]| {
+        let mut text = Vec::with_capacity(1024);
+        part.iter()
+            .map(|e| digest_with(e, &mut text))
+            .collect::<Vec<_>>()
+    };
+    if entries.len() < PARALLEL_FROM {
+        return serial(entries);
+    }
+    let (first, second) = entries.split_at(entries.len() / 2);
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| serial(second));
+        let mut digests = serial(first);
+        match other.join() {
+            Ok(rest) => digests.extend(rest),
+            // The thread only hashes; should it fail, hash its half here.
+            Err(_) => digests.extend(serial(second)),
+        }
+        digests
+    })
+}
+
+/// An entry's `revision`: the first 8 bytes of its digest, in hex.
+pub fn revision(digest: &EntryDigest) -> String {
+    hex::encode(&digest[..8])
+}
+
+/// `catalog_version`, built from the entries' digests in catalog order.
+#[derive(Clone, Default)]
+pub struct VersionHasher(Sha256);
+
+impl VersionHasher {
+    pub fn add(&mut self, digest: &EntryDigest) {
+        self.0.update(digest);
+    }
+
+    pub fn token(self) -> String {
+        format!("cv_{}", hex::encode(self.0.finalize()))
+    }
+}
+
+/// `catalog_version` of `entries` (already in catalog order), from scratch.
+pub fn version_of(entries: &[&Value]) -> String {
+    let mut hasher = VersionHasher::default();
+    for digest in entry_digests(entries) {
+        hasher.add(&digest);
+    }
+    hasher.token()
+}
+
+/// Objects up to this many members are written in key order without a
+/// sorted copy of their members.
+const SMALL_OBJECT: usize = 8;
+
+/// A value serialized with its object keys sorted. Keys already in order
+/// (entries built in order, or read back from canonical text) are written
+/// as they are, without sorting a copy.
+struct Canonical<'a>(&'a Value);
+
+impl Serialize for Canonical<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Object(map) => {
+                let mut out = serializer.serialize_map(Some(map.len()))?;
+                if map.keys().is_sorted() {
+                    for (k, v) in map {
+                        out.serialize_entry(k, &Canonical(v))?;
+                    }
+                } else if map.len() <= SMALL_OBJECT {
+                    // Small objects (most of a schema's) pick their next key
+                    // in place: a few comparisons cost less than a sorted copy.
+                    let mut last: Option<&String> = None;
+                    for _ in 0..map.len() {
+                        let next = map
+                            .iter()
+                            .filter(|(k, _)| last.is_none_or(|l| *k > l))
+                            .min_by(|a, b| a.0.cmp(b.0));
+                        let Some((k, v)) = next else { break };
+                        out.serialize_entry(k, &Canonical(v))?;
+                        last = Some(k);
+                    }
+                } else {
+                    let mut members: Vec<(&String, &Value)> = map.iter().collect();
+                    members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                    for (k, v) in members {
+                        out.serialize_entry(k, &Canonical(v))?;
+                    }
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for v in items {
+                    out.serialize_element(&Canonical(v))?;
+                }
+                out.end()
+            }
+            scalar => scalar.serialize(serializer),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keys_are_sorted_at_every_level_without_whitespace() {
+        let v = json!({"b": [{"z": 1, "a": "x\"y"}], "a": {"d": null, "c": true}});
+        assert_eq!(
+            canonical_json(&v),
+            r#"{"a":{"c":true,"d":null},"b":[{"a":"x\"y","z":1}]}"#
+        );
+    }
+
+    #[test]
+    fn large_and_small_objects_sort_alike() {
+        let members: serde_json::Map<String, Value> = (0..2 * SMALL_OBJECT)
+            .rev()
+            .map(|i| (format!("k{i:02}"), json!(i)))
+            .collect();
+        let large = Value::Object(members.clone());
+        let small = Value::Object(members.into_iter().take(SMALL_OBJECT).collect());
+        for v in [large, small] {
+            let text = canonical_json(&v);
+            let back: Value = serde_json::from_str(&text).unwrap();
+            let keys: Vec<&String> = back.as_object().unwrap().keys().collect();
+            assert!(keys.is_sorted(), "{text}");
+            assert_eq!(back, v);
+        }
+    }
+
+    #[test]
+    fn the_version_follows_every_entry_and_their_order() {
+        let (a, b) = (json!({"id": "a", "n": 1}), json!({"id": "b", "n": 2}));
+        let base = version_of(&[&a, &b]);
+        assert_eq!(base, version_of(&[&a, &b]));
+        assert_ne!(base, version_of(&[&b, &a]));
+        assert_ne!(base, version_of(&[&a]));
+        let changed = json!({"id": "b", "n": 3});
+        assert_ne!(base, version_of(&[&a, &changed]));
+        // Member order inside an entry does not matter.
+        let reordered = json!({"n": 2, "id": "b"});
+        assert_eq!(base, version_of(&[&a, &reordered]));
+    }
+
+    #[test]
+    fn two_threads_give_the_digests_one_gives() {
+        let entries: Vec<Value> = (0..PARALLEL_FROM + 3)
+            .map(|i| json!({"id": format!("e{i}"), "w": i}))
+            .collect();
+        let refs: Vec<&Value> = entries.iter().collect();
+        let serial: Vec<EntryDigest> = refs.iter().map(|e| entry_digest(e)).collect();
+        assert_eq!(entry_digests(&refs), serial);
+        assert_eq!(revision(&serial[0]).len(), 16);
+    }
 }

@@ -11,8 +11,9 @@ pub mod probe;
 /// (default `info`; rmcp only at `error` unless `RUST_LOG` names it: it logs
 /// each carrier error as a Rust Debug dump, and the request log line already
 /// says what was refused).
-pub fn init_logging() {
-    init_tracing(None);
+/// Keep the guard until the process ends: dropping it ends the logging.
+pub fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
+    init_tracing(None)
 }
 
 /// `RUST_LOG` (default `info`), with the MCP library at `error` unless the
@@ -27,7 +28,13 @@ fn log_directives(rust_log: Option<&str>) -> String {
 }
 
 /// The logs, and the spans to an OTLP collector when `tracer` is given.
-fn init_tracing(tracer: Option<opentelemetry_sdk::trace::SdkTracer>) {
+/// Lines are written to stderr by a thread of their own, in batches (one
+/// write for whatever queued up meanwhile), so a request never waits on the
+/// pipe or file behind stderr; nothing is dropped (a full queue makes the
+/// logging thread wait). The guard writes out what is queued when dropped.
+fn init_tracing(
+    tracer: Option<opentelemetry_sdk::trace::SdkTracer>,
+) -> tracing_appender::non_blocking::WorkerGuard {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::new(log_directives(
@@ -40,16 +47,27 @@ fn init_tracing(tracer: Option<opentelemetry_sdk::trace::SdkTracer>) {
         .with_current_span(false)
         .with_span_list(true)
         .flatten_event(true);
+    let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
+        // The queue is allocated whole: 8,192 lines is a fraction of a
+        // second of a busy gateway's lines, in a quarter of a MiB.
+        .buffered_lines_limit(8192)
+        .thread_name("pilotage-log")
+        .finish(std::io::BufWriter::with_capacity(
+            64 * 1024,
+            std::io::stderr(),
+        ));
     let logs = tracing_subscriber::fmt::layer()
         .json()
         .event_format(crate::telemetry::log_format::WithInstance(format))
-        .with_writer(std::io::stderr);
+        .with_writer(stderr);
     let spans = tracer.map(|t| tracing_opentelemetry::layer().with_tracer(t));
     let _ = tracing_subscriber::registry()
         .with(filter)
         .with(logs)
         .with(spans)
         .try_init();
+    guard
 }
 
 /// Builds the application and serves it until shutdown; start-up failures
@@ -57,13 +75,13 @@ fn init_tracing(tracer: Option<opentelemetry_sdk::trace::SdkTracer>) {
 pub async fn run_server(config: crate::config::Config) -> std::process::ExitCode {
     use std::process::ExitCode;
     crate::telemetry::log_format::set_instance(&config.server.instance);
-    match crate::telemetry::otlp::tracer(&config) {
+    let _logs = match crate::telemetry::otlp::tracer(&config) {
         Ok(tracer) => init_tracing(tracer),
         Err(e) => {
             eprintln!("cannot start: {e}");
             return ExitCode::FAILURE;
         }
-    }
+    };
     // Off loopback the configuration check already refused these.
     if let Some(demo) = crate::config::browser::demo_credentials(&config) {
         tracing::warn!(

@@ -296,10 +296,15 @@ impl PilotageServer {
             .cloned();
         // A panic inside the call answers `internal` (and is counted as
         // such) instead of ending the task and leaving the client waiting.
+        // Boxed: the dispatch future holds every tool's state (execute's is
+        // large), and an unboxed one is copied each time a wrapper below
+        // takes it by value.
         let call = super::panic_guard::guarded(
             &name,
-            self.dispatch(&name, arguments, &principal)
-                .instrument(span.clone()),
+            Box::pin(
+                self.dispatch(&name, arguments, &principal)
+                    .instrument(span.clone()),
+            ),
         );
         let gw = &self.inner.gw;
         let caller = budget::caller_of(gw, &principal, parts);

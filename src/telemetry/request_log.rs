@@ -1,7 +1,7 @@
 //! One JSON log line per HTTP request, and the request id.
 //!
-//! tower-http gives every request an `x-request-id` (the caller's, when it is
-//! a short printable token, else a new random one) and returns it in the answer's
+//! Every request gets an `x-request-id` (the caller's, when it is a short
+//! printable token, else a new random one), returned in the answer's
 //! headers. The middleware here opens the request's span (so every line logged
 //! while serving it carries the id) and, when the answer is sent, writes one
 //! line with what the inner layers learned: JSON-RPC method, tool, language,
@@ -14,9 +14,6 @@ use axum::body::Body;
 use axum::http::{HeaderValue, Request, Response, StatusCode};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
-use tower_http::request_id::{
-    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
-};
 use tracing::Instrument;
 
 use super::trace_context::TraceContext;
@@ -110,36 +107,22 @@ impl RequestFields {
     }
 }
 
-/// Request-id layers around `router`, and the log line.
+/// The request id and the log line around `router`: one middleware, so a
+/// request pays for one layer rather than four.
 pub fn layer(router: axum::Router) -> axum::Router {
-    router
-        .layer(axum::middleware::from_fn(log_request))
-        .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(SetRequestIdLayer::x_request_id(RandomId))
-        .layer(axum::middleware::map_request(drop_unusable_request_id))
+    router.layer(axum::middleware::from_fn(log_request))
 }
 
-/// New request ids: 128 random bits as 32 hex digits, from the thread's
+/// A new request id: 128 random bits as 32 hex digits, from the thread's
 /// generator (a UUID from the system's random source per request cost a
 /// system call on every request).
-#[derive(Clone, Copy)]
-struct RandomId;
-
-impl MakeRequestId for RandomId {
-    fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
-        HeaderValue::from_str(&format!("{:032x}", rand::random::<u128>()))
-            .ok()
-            .map(RequestId::new)
+fn new_request_id() -> HeaderValue {
+    let mut text = [0u8; 32];
+    let bits = rand::random::<u128>();
+    for (i, digit) in text.iter_mut().enumerate() {
+        *digit = b"0123456789abcdef"[((bits >> (124 - 4 * i)) & 0xf) as usize];
     }
-}
-
-/// A caller's id is kept only when it is short printable ASCII.
-async fn drop_unusable_request_id(mut req: Request<Body>) -> Request<Body> {
-    let usable = req.headers().get(REQUEST_ID).is_some_and(usable_id);
-    if !usable {
-        req.headers_mut().remove(REQUEST_ID);
-    }
-    req
+    HeaderValue::from_bytes(&text).unwrap_or_else(|_| HeaderValue::from_static("0"))
 }
 
 fn usable_id(v: &HeaderValue) -> bool {
@@ -148,12 +131,17 @@ fn usable_id(v: &HeaderValue) -> bool {
 }
 
 async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Response<Body> {
-    let request_id = req
-        .extensions()
-        .get::<RequestId>()
-        .and_then(|id| id.header_value().to_str().ok())
-        .unwrap_or_default()
-        .to_string();
+    // The caller's id when it is short printable ASCII, else a new one; the
+    // answer carries it back.
+    let request_header = match req.headers().get(REQUEST_ID) {
+        Some(v) if usable_id(v) => v.clone(),
+        _ => {
+            let id = new_request_id();
+            req.headers_mut().insert(REQUEST_ID, id.clone());
+            id
+        }
+    };
+    let request_id = request_header.to_str().unwrap_or_default().to_string();
     let fields = RequestFields::default();
     req.extensions_mut().insert(fields.clone());
     let mut trace = TraceContext::from_headers(req.headers());
@@ -172,7 +160,10 @@ async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Re
     span.record("trace_id", trace.trace_id.as_str());
     req.extensions_mut().insert(trace.clone());
     let started = Instant::now();
-    let response = trace.scope(next.run(req).instrument(span.clone())).await;
+    let mut response = trace.scope(next.run(req).instrument(span.clone())).await;
+    if !response.headers().contains_key(REQUEST_ID) {
+        response.headers_mut().insert(REQUEST_ID, request_header);
+    }
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
     let status = response.status();
     let f = std::mem::take(&mut *fields.0.lock().unwrap_or_else(PoisonError::into_inner));
@@ -247,6 +238,14 @@ fn level(status: StatusCode, probe: bool) -> Level {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_request_ids_are_32_hex_digits_and_differ() {
+        let (a, b) = (new_request_id(), new_request_id());
+        assert_eq!(a.len(), 32);
+        assert!(a.as_bytes().iter().all(u8::is_ascii_hexdigit));
+        assert_ne!(a, b);
+    }
 
     #[test]
     fn only_short_printable_request_ids_are_kept() {

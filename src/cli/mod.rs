@@ -40,13 +40,6 @@ fn init_tracing(
     let filter = tracing_subscriber::EnvFilter::new(log_directives(
         std::env::var("RUST_LOG").ok().as_deref(),
     ));
-    // The span list carries the request span (request_id, trace_id) into
-    // every line logged while serving a request, however deep.
-    let format = tracing_subscriber::fmt::format()
-        .json()
-        .with_current_span(false)
-        .with_span_list(true)
-        .flatten_event(true);
     let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(false)
         // The queue is allocated whole: 8,192 lines is a fraction of a
@@ -57,9 +50,11 @@ fn init_tracing(
             64 * 1024,
             std::io::stderr(),
         ));
+    // The span list carries the request span (request_id, trace_id) into
+    // every line logged while serving a request, however deep.
     let logs = tracing_subscriber::fmt::layer()
-        .json()
-        .event_format(crate::telemetry::log_format::WithInstance(format))
+        .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
+        .event_format(crate::telemetry::log_format::JsonLine)
         .with_writer(stderr);
     let spans = tracer.map(|t| tracing_opentelemetry::layer().with_tracer(t));
     let _ = tracing_subscriber::registry()

@@ -1,9 +1,23 @@
-//! The JSON log line format: tracing-subscriber's JSON lines with this
-//! instance's name as the first member of every line, so lines from several
-//! gateways can be told apart after they are collected together.
+//! The JSON log line: one object per line, written straight into the
+//! logging layer's buffer.
+//!
+//! `{"instance":…,"timestamp":…,"level":…,<the event's fields>,"target":…,
+//! "spans":[{<fields>,"name":…}, …]}`: the instance's name first, so lines
+//! from several gateways can be told apart after they are collected
+//! together; the event's fields at the top level (`message` among them);
+//! the spans it happened in from the outermost (the request's span carries
+//! `request_id` and `trace_id` into every line logged while serving it).
+//!
+//! The same shape as tracing-subscriber's JSON format with a flattened
+//! event and a span list, written without the intermediate maps and the
+//! re-parsing of each span's fields that format does on every line: the
+//! request log line is on every request's path.
 
+use std::fmt::{self, Write};
 use std::sync::OnceLock;
+use tracing::field::{Field, Visit};
 use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, Writer};
+use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::fmt::{FmtContext, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -13,38 +27,183 @@ static INSTANCE: OnceLock<String> = OnceLock::new();
 
 /// Names this instance in every later log line.
 pub fn set_instance(name: &str) {
-    let member = serde_json::to_string(name).unwrap_or_else(|_| "\"\"".into());
-    let _ = INSTANCE.set(format!("\"instance\":{member},"));
+    let mut member = String::from("\"instance\":");
+    let _ = write_json_str(&mut member, name);
+    member.push(',');
+    let _ = INSTANCE.set(member);
 }
 
-/// Wraps a JSON event formatter and inserts the instance member.
-pub struct WithInstance<F>(pub F);
+/// The line format; spans' fields must be recorded by
+/// `tracing_subscriber::fmt::format::JsonFields` (a JSON object each).
+pub struct JsonLine;
 
-impl<S, N, F> FormatEvent<S, N> for WithInstance<F>
+impl<S, N> FormatEvent<S, N> for JsonLine
 where
     S: tracing::Subscriber + for<'a> LookupSpan<'a>,
     N: for<'a> FormatFields<'a> + 'static,
-    F: FormatEvent<S, N>,
-    FormattedFields<N>: 'static,
 {
     fn format_event(
         &self,
         ctx: &FmtContext<'_, S, N>,
         mut writer: Writer<'_>,
         event: &tracing::Event<'_>,
-    ) -> std::fmt::Result {
-        let Some(member) = INSTANCE.get() else {
-            return self.0.format_event(ctx, writer, event);
+    ) -> fmt::Result {
+        let meta = event.metadata();
+        writer.write_char('{')?;
+        if let Some(member) = INSTANCE.get() {
+            writer.write_str(member)?;
+        }
+        writer.write_str("\"timestamp\":\"")?;
+        SystemTime.format_time(&mut writer)?;
+        write!(writer, "\",\"level\":\"{}\"", meta.level())?;
+        let mut fields = Fields {
+            out: &mut writer,
+            result: Ok(()),
         };
-        let mut line = String::new();
-        self.0.format_event(ctx, Writer::new(&mut line), event)?;
-        match line.strip_prefix('{') {
-            Some(rest) => {
+        event.record(&mut fields);
+        fields.result?;
+        writer.write_str(",\"target\":")?;
+        write_json_str(&mut writer, meta.target())?;
+        if let Some(scope) = ctx.event_scope() {
+            writer.write_str(",\"spans\":[")?;
+            for (i, span) in scope.from_root().enumerate() {
+                if i > 0 {
+                    writer.write_char(',')?;
+                }
                 writer.write_char('{')?;
-                writer.write_str(member)?;
-                writer.write_str(rest)
+                let extensions = span.extensions();
+                let recorded = extensions
+                    .get::<FormattedFields<N>>()
+                    .map(|f| f.fields.as_str())
+                    .unwrap_or_default();
+                // `{"a":1,"b":2}` → `"a":1,"b":2,`
+                let inner = recorded
+                    .strip_prefix('{')
+                    .and_then(|r| r.strip_suffix('}'))
+                    .unwrap_or_default();
+                if !inner.is_empty() {
+                    writer.write_str(inner)?;
+                    writer.write_char(',')?;
+                }
+                writer.write_str("\"name\":")?;
+                write_json_str(&mut writer, span.name())?;
+                writer.write_char('}')?;
             }
-            None => writer.write_str(&line),
+            writer.write_char(']')?;
+        }
+        writer.write_str("}\n")
+    }
+}
+
+/// Writes each field as `,"name":value`.
+struct Fields<'a, W: Write> {
+    out: &'a mut W,
+    result: fmt::Result,
+}
+
+impl<W: Write> Fields<'_, W> {
+    fn member(&mut self, field: &Field, value: impl FnOnce(&mut W) -> fmt::Result) {
+        if self.result.is_err() {
+            return;
+        }
+        self.result = self
+            .out
+            .write_char(',')
+            .and_then(|()| write_json_str(self.out, field.name()))
+            .and_then(|()| self.out.write_char(':'))
+            .and_then(|()| value(self.out));
+    }
+}
+
+impl<W: Write> Visit for Fields<'_, W> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.member(field, |out| write_json_str(out, value));
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.member(field, |out| write!(out, "{value}"));
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.member(field, |out| write!(out, "{value}"));
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.member(field, |out| write!(out, "{value}"));
+    }
+
+    fn record_i128(&mut self, field: &Field, value: i128) {
+        self.member(field, |out| write!(out, "{value}"));
+    }
+
+    fn record_u128(&mut self, field: &Field, value: u128) {
+        self.member(field, |out| write!(out, "{value}"));
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        // JSON has no NaN or infinity.
+        if value.is_finite() {
+            self.member(field, |out| write!(out, "{value:?}"));
+        } else {
+            self.member(field, |out| out.write_str("null"));
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.member(field, |out| {
+            out.write_char('"')?;
+            write!(Escaped(out), "{value:?}")?;
+            out.write_char('"')
+        });
+    }
+}
+
+/// `text` as a JSON string.
+fn write_json_str(out: &mut impl Write, text: &str) -> fmt::Result {
+    out.write_char('"')?;
+    Escaped(out).write_str(text)?;
+    out.write_char('"')
+}
+
+/// Escapes what it is given for the inside of a JSON string.
+struct Escaped<'a, W: Write>(&'a mut W);
+
+impl<W: Write> Write for Escaped<'_, W> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        let mut plain = 0;
+        for (i, byte) in text.bytes().enumerate() {
+            let escape = match byte {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0..=0x1f => "",
+                _ => continue,
+            };
+            self.0.write_str(&text[plain..i])?;
+            if escape.is_empty() {
+                write!(self.0, "\\u{byte:04x}")?;
+            } else {
+                self.0.write_str(escape)?;
+            }
+            plain = i + 1;
+        }
+        self.0.write_str(&text[plain..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_escape_as_json_does() {
+        for text in ["plain", "q\"b\\s", "line\nnext\ttab\r", "\u{1}\u{1f}", "é ✓ 😀", ""] {
+            let mut out = String::new();
+            write_json_str(&mut out, text).unwrap();
+            assert_eq!(serde_json::from_str::<String>(&out).unwrap(), text, "{out}");
+            assert_eq!(out, serde_json::to_string(text).unwrap());
         }
     }
 }

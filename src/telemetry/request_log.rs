@@ -141,23 +141,34 @@ async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Re
             id
         }
     };
-    let request_id = request_header.to_str().unwrap_or_default().to_string();
+    let request_id = request_header.to_str().unwrap_or_default();
     let fields = RequestFields::default();
     req.extensions_mut().insert(fields.clone());
     let mut trace = TraceContext::from_headers(req.headers());
     let http_method = req.method().to_string();
     let path = req.uri().path().to_string();
-    let span = tracing::info_span!(
-        "request",
-        request_id = %request_id,
-        trace_id = tracing::field::Empty,
-    );
-    // With span export on, the request span continues the caller's trace
-    // (and names the trace when the caller sent none).
-    if let Some(exported) = super::span_context::continue_trace(&span, req.headers()) {
-        trace.trace_id = exported;
-    }
-    span.record("trace_id", trace.trace_id.as_str());
+    let span = if super::otlp::exporting() {
+        let span = tracing::info_span!(
+            "request",
+            request_id = %request_id,
+            trace_id = tracing::field::Empty,
+        );
+        // The request span continues the caller's trace (and names the
+        // trace when the caller sent none).
+        if let Some(exported) = super::span_context::continue_trace(&span, req.headers()) {
+            trace.trace_id = exported;
+        }
+        span.record("trace_id", trace.trace_id.as_str());
+        span
+    } else {
+        // Both fields at once: a field recorded later is merged into the
+        // span's recorded JSON by parsing it again.
+        tracing::info_span!(
+            "request",
+            request_id = %request_id,
+            trace_id = %trace.trace_id,
+        )
+    };
     req.extensions_mut().insert(trace.clone());
     let started = Instant::now();
     let mut response = trace.scope(next.run(req).instrument(span.clone())).await;

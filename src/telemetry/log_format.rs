@@ -199,7 +199,14 @@ mod tests {
 
     #[test]
     fn strings_escape_as_json_does() {
-        for text in ["plain", "q\"b\\s", "line\nnext\ttab\r", "\u{1}\u{1f}", "é ✓ 😀", ""] {
+        for text in [
+            "plain",
+            "q\"b\\s",
+            "line\nnext\ttab\r",
+            "\u{1}\u{1f}",
+            "é ✓ 😀",
+            "",
+        ] {
             let mut out = String::new();
             write_json_str(&mut out, text).unwrap();
             assert_eq!(serde_json::from_str::<String>(&out).unwrap(), text, "{out}");

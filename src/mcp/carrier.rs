@@ -243,6 +243,29 @@ pub fn too_large(limit: usize) -> Response<Body> {
     )
 }
 
+/// Whether reading the body failed at the size limit (rather than on a
+/// connection that ended or failed before the body did).
+pub fn over_limit(error: &axum::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
+/// 400 for a body that ended before its declared length.
+pub fn body_incomplete() -> Response<Body> {
+    rpc_error(
+        StatusCode::BAD_REQUEST,
+        Value::Null,
+        INVALID_REQUEST,
+        "the request body ended before it was complete: send the whole JSON-RPC message",
+    )
+}
+
 /// An error answer of rmcp's transport that is not JSON (e.g. its 400 for an
 /// unsupported `MCP-Protocol-Version`) becomes a JSON-RPC error object with
 /// the same status and its text as the message; every other answer passes.

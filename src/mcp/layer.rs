@@ -82,9 +82,18 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
         return carrier::method_not_allowed();
     }
     let limit = front.gw.config.server.max_body_bytes;
-    let Ok(mut bytes) = axum::body::to_bytes(body, limit).await else {
-        fields.set_reject("too_large");
-        return carrier::too_large(limit);
+    let mut bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(e) if carrier::over_limit(&e) => {
+            fields.set_reject("too_large");
+            return carrier::too_large(limit);
+        }
+        // The caller went away (or the connection failed) mid-body: not a
+        // size problem, and nothing to answer for.
+        Err(_) => {
+            fields.set_reject("body_incomplete");
+            return carrier::body_incomplete();
+        }
     };
     let mut is_initialize = false;
     // A tool call the front answers itself (`direct`), when rmcp would

@@ -135,6 +135,33 @@ fn request_id(line: &Value) -> Option<String> {
         .find_map(|s| s["request_id"].as_str().map(str::to_string))
 }
 
+/// Declares a 1,000-byte body, sends 10 bytes of it, then ends its side of
+/// the connection.
+async fn cut_body_short(url: &str, request_id: &str) {
+    use tokio::io::AsyncWriteExt;
+    let address = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let mut socket = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nx-request-id: {request_id}\r\n\
+         Content-Length: 1000\r\n\r\n{{\"jsonrpc\":"
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    socket.shutdown().await.unwrap();
+    // Whatever the gateway answers (if anything) before it closes.
+    let mut rest = Vec::new();
+    let _ = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::io::AsyncReadExt::read_to_end(&mut socket, &mut rest),
+    )
+    .await;
+}
+
 async fn post(url: &str, headers: &[(&str, &str)], body: Value) -> reqwest::Response {
     let mut r = reqwest::Client::new()
         .post(url)
@@ -287,6 +314,11 @@ async fn request_ids_logs_and_trace_context_follow_a_request_into_the_engine() {
         .unwrap();
     assert_eq!(r.status(), 413);
     assert_eq!(request_line(&served, "req-413")["reject"], "too_large");
+    // A caller that goes away mid-body sent nothing too large.
+    cut_body_short(&url, "req-cut").await;
+    let line = request_line(&served, "req-cut");
+    assert_eq!(line["reject"], "body_incomplete", "{line}");
+    assert_eq!(line["status"], 400, "{line}");
 
     // Every line names the instance; none carries a key or a session id.
     let all = served.lines.lock().unwrap().clone();

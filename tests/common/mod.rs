@@ -137,28 +137,25 @@ impl Engine {
     }
 
     pub async fn state(&self, tenant: &str) -> Value {
+        self.admin(&format!("state?tenant={tenant}")).await
+    }
+
+    /// The JSON the engine's `GET /admin/<path>` answers.
+    async fn admin(&self, path: &str) -> Value {
         self.http
-            .get(format!("{}/admin/state?tenant={tenant}", self.url))
+            .get(format!("{}/admin/{path}", self.url))
             .send()
             .await
-            .expect("admin state")
+            .unwrap_or_else(|e| panic!("admin {path}: {e}"))
             .json()
             .await
-            .expect("admin state json")
+            .unwrap_or_else(|e| panic!("admin {path} json: {e}"))
     }
 
     /// Tenant requests (catalog, check, run, ...) the engine received since
     /// its start or last reset.
     pub async fn requests(&self) -> u64 {
-        let v: Value = self
-            .http
-            .get(format!("{}/admin/requests", self.url))
-            .send()
-            .await
-            .expect("admin requests")
-            .json()
-            .await
-            .expect("admin requests json");
+        let v = self.admin("requests").await;
         v["requests"].as_u64().expect("a count")
     }
 

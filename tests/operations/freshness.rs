@@ -4,6 +4,7 @@
 //! promotion through this instance shows at once, and 0 asks the engine on
 //! every request.
 
+use crate::common::engine_env::ids_of;
 use crate::common::{ACME_OPS, LANG, Mcp, TestEnv, write_program};
 use serde_json::{Value, json};
 
@@ -13,6 +14,15 @@ const HOUR_MS: u64 = 3_600_000;
 
 async fn catalog(c: &Mcp) -> Value {
     list(c, json!({"language": LANG, "verb": "list"})).await
+}
+
+/// Changes the description of acme's `util.echo` in the engine's catalog.
+async fn reword_echo(env: &TestEnv, doc: &str) {
+    let mut cap = env.engine.capability("acme", "util.echo").await;
+    cap["doc"] = json!(doc);
+    env.engine
+        .put_capability("util.echo", &cap, Some("acme"))
+        .await;
 }
 
 async fn list(c: &Mcp, arguments: Value) -> Value {
@@ -44,11 +54,7 @@ async fn a_confirmed_catalog_is_served_from_memory_for_its_max_age() {
     // The validation itself is the engine's one request.
     assert_eq!(env.engine.requests().await, before + 1);
     // A change of the engine's catalog waits for the age.
-    let mut cap = env.engine.capability("acme", "util.echo").await;
-    cap["doc"] = json!("Echo, reworded while the catalog is reused.");
-    env.engine
-        .put_capability("util.echo", &cap, Some("acme"))
-        .await;
+    reword_echo(&env, "Echo, reworded while the catalog is reused.").await;
     assert_eq!(catalog(&c).await["catalog_version"], first);
 }
 
@@ -74,13 +80,8 @@ async fn a_promotion_through_this_instance_shows_at_once() {
     )
     .await;
     assert_ne!(after["catalog_version"], before["catalog_version"]);
-    let ids: Vec<&str> = after["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .filter_map(|e| e["id"].as_str())
-        .collect();
-    assert!(ids.contains(&program_ref.as_str()), "{ids:?}");
+    let ids = ids_of(after["items"].as_array().expect("items"));
+    assert!(ids.contains(&program_ref), "{ids:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -93,10 +94,6 @@ async fn zero_asks_the_engine_on_every_request() {
         catalog(&c).await;
     }
     assert_eq!(env.engine.requests().await, before + 3);
-    let mut cap = env.engine.capability("acme", "util.echo").await;
-    cap["doc"] = json!("Echo, reworded: the next answer shows it.");
-    env.engine
-        .put_capability("util.echo", &cap, Some("acme"))
-        .await;
+    reword_echo(&env, "Echo, reworded: the next answer shows it.").await;
     assert_ne!(catalog(&c).await["catalog_version"], first);
 }

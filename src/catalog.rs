@@ -21,8 +21,8 @@ mod canonical;
 pub mod fresh;
 pub mod risk_when;
 
-use canonical::{VersionHasher, revision};
-pub use canonical::{canonical_json, entry_digest, entry_digests, version_of, write_canonical_to};
+use canonical::{VersionHasher, entry_digest, entry_digests, revision};
+pub use canonical::{canonical_json, version_of, write_canonical_to};
 
 use crate::auth::Principal;
 use crate::engines::json_path::{pick, pick_field};

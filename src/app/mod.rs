@@ -67,7 +67,7 @@ pub async fn build(config: Config) -> Result<App, StartError> {
             .with_previous(&gw.config.session.previous_secrets),
         mcp,
         server,
-        guard: Arc::new(crate::mcp::origin::BrowserGuard::new(&gw.config.server)),
+        guard: crate::mcp::origin::BrowserGuard::new(&gw.config.server),
     };
     let drain = Arc::new(Drain::default());
     let state = AppState {

@@ -41,8 +41,7 @@ pub struct Front {
     pub mcp: McpService,
     /// The handler, for the tool calls the front answers itself.
     pub server: PilotageServer,
-    /// Shared: the front is cloned for every request.
-    pub guard: Arc<BrowserGuard>,
+    pub guard: BrowserGuard,
 }
 
 /// The `/mcp` handler for every method.
@@ -89,7 +88,7 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
             return carrier::too_large(limit);
         }
         // The caller went away (or the connection failed) mid-body: not a
-        // size problem, and nothing to answer for.
+        // size problem. The 400 reaches whoever still listens.
         Err(_) => {
             fields.set_reject("body_incomplete");
             return carrier::body_incomplete();

@@ -69,7 +69,6 @@ pub fn tracer(config: &Config) -> Result<Option<SdkTracer>, OtlpError> {
     Ok(Some(tracer))
 }
 
-/// Sends the spans still buffered (at exit).
 /// Whether spans are exported: span fields only a collector reads are
 /// recorded only then (each record re-encodes the span's fields for the
 /// log formatter too).
@@ -77,6 +76,7 @@ pub fn exporting() -> bool {
     PROVIDER.get().is_some()
 }
 
+/// Sends the spans still buffered (at exit).
 pub fn flush() {
     if let Some(p) = PROVIDER.get()
         && let Err(e) = p.shutdown()

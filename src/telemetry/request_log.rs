@@ -117,12 +117,9 @@ pub fn layer(router: axum::Router) -> axum::Router {
 /// generator (a UUID from the system's random source per request cost a
 /// system call on every request).
 fn new_request_id() -> HeaderValue {
-    let mut text = [0u8; 32];
-    let bits = rand::random::<u128>();
-    for (i, digit) in text.iter_mut().enumerate() {
-        *digit = b"0123456789abcdef"[((bits >> (124 - 4 * i)) & 0xf) as usize];
-    }
-    HeaderValue::from_bytes(&text).unwrap_or_else(|_| HeaderValue::from_static("0"))
+    // Hex digits are always a valid header value.
+    HeaderValue::try_from(hex::encode(rand::random::<u128>().to_be_bytes()))
+        .unwrap_or_else(|_| HeaderValue::from_static("0"))
 }
 
 fn usable_id(v: &HeaderValue) -> bool {

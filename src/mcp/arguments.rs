@@ -41,6 +41,20 @@ impl LiftedArguments {
 pub struct Lifted {
     pub body: Bytes,
     pub arguments: LiftedArguments,
+    /// Set when the message is a plain call (see [`PlainCall`]).
+    pub plain: Option<PlainCall>,
+}
+
+/// A `tools/call` with nothing but `jsonrpc` ("2.0"), `id`, `method` and
+/// `params`, whose params are nothing but `name` and the lifted
+/// `arguments`: what nearly every agent sends. Its id and name are read
+/// with rmcp's own types, so the front can answer it without reading the
+/// message a second time through rmcp's message enums (the largest part of
+/// a small call's parsing). A message with any other member (`_meta`, a
+/// task, a duplicate) is not plain and is read by rmcp as before.
+pub struct PlainCall {
+    pub id: rmcp::model::RequestId,
+    pub name: String,
 }
 
 /// Lifts the arguments out of `body` when it is one JSON-RPC `tools/call`
@@ -60,6 +74,7 @@ pub fn lift(body: &Bytes) -> Option<Lifted> {
         return None;
     }
     let arguments: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
+    let plain = plain_call(&top, &params);
     // Where the arguments' text sits in the body: it was borrowed from it.
     let start = (raw.get().as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
     let end = start.checked_add(raw.get().len())?;
@@ -73,6 +88,24 @@ pub fn lift(body: &Bytes) -> Option<Lifted> {
     Some(Lifted {
         body: Bytes::from(small),
         arguments: LiftedArguments::new(arguments),
+        plain,
+    })
+}
+
+/// The call's id and tool name when `top` and `params` (a `tools/call`
+/// whose `arguments` is an object, already checked) have no other members.
+fn plain_call(top: &Members, params: &Members) -> Option<PlainCall> {
+    let only = |members: &Members, names: &[&str]| {
+        members.0.len() == names.len() && names.iter().all(|n| members.only(n).is_some())
+    };
+    if !only(top, &["jsonrpc", "id", "method", "params"]) || !only(params, &["name", "arguments"])
+    {
+        return None;
+    }
+    serde_json::from_str::<rmcp::model::JsonRpcVersion2_0>(top.only("jsonrpc")?.get()).ok()?;
+    Some(PlainCall {
+        id: serde_json::from_str(top.only("id")?.get()).ok()?,
+        name: serde_json::from_str(params.only("name")?.get()).ok()?,
     })
 }
 
@@ -143,6 +176,45 @@ mod tests {
             Some(json!({"x": 1}).as_object().unwrap().clone())
         );
         assert_eq!(l.arguments.take(), None);
+    }
+
+    fn plain(body: &str) -> Option<(rmcp::model::RequestId, String)> {
+        let call = lift(&Bytes::from(body.to_string()))?.plain?;
+        Some((call.id, call.name))
+    }
+
+    #[test]
+    fn a_call_with_nothing_else_is_plain_and_read_with_rmcps_types() {
+        use rmcp::model::NumberOrString;
+        let (id, name) = plain(
+            r#"{"params":{"arguments":{"x":1},"name":"pilotage_manifest"},"id":"a-1","method":"tools/call","jsonrpc":"2.0"}"#,
+        )
+        .unwrap();
+        assert_eq!(id, NumberOrString::String("a-1".into()));
+        assert_eq!(name, "pilotage_manifest");
+        // rmcp reads `7.0` as the integer 7; so does the plain path.
+        let (id, _) =
+            plain(r#"{"jsonrpc":"2.0","id":7.0,"method":"tools/call","params":{"name":"t","arguments":{}}}"#)
+                .unwrap();
+        assert_eq!(id, NumberOrString::Number(7));
+    }
+
+    #[test]
+    fn a_call_with_anything_more_or_amiss_is_left_for_rmcp_to_read() {
+        for body in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{},"_meta":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}},"x":1}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+            r#"{"id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7,"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+        ] {
+            assert!(lift(&Bytes::from(body.to_string())).is_some(), "{body}");
+            assert!(plain(body).is_none(), "{body}");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! older peer as rmcp's handler shapes it (no `resultType`, object-only
 //! structured output).
 
+use super::arguments::PlainCall;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use rmcp::model::{
@@ -44,6 +45,15 @@ pub fn direct_call(message: ClientJsonRpcMessage, headers: &HeaderMap) -> Option
     Some(DirectCall {
         id: request.id,
         params: call.params,
+    })
+}
+
+/// A plain call (one the front read without rmcp's message enums) on the
+/// same terms as [`direct_call`]; a plain call has no `_meta`.
+pub fn plain_call(call: PlainCall, headers: &HeaderMap) -> Option<DirectCall> {
+    legacy_revision(headers).then(|| DirectCall {
+        id: call.id,
+        params: CallToolRequestParams::new(call.name),
     })
 }
 

@@ -108,10 +108,14 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
             return carrier::unsupported_media_type(carrier::readable_id(&bytes));
         }
         // A call's arguments are parsed once, here, into the tree the tool
-        // uses; rmcp and the checks below read the rest of the message.
+        // uses; rmcp and the checks below read the rest of the message,
+        // unless it is a plain call, which needs nothing more read.
         if let Some(lifted) = arguments::lift(&bytes) {
             bytes = lifted.body;
             parts.extensions.insert(lifted.arguments);
+            direct = lifted
+                .plain
+                .and_then(|call| direct::plain_call(call, &parts.headers));
         }
         if bytes.len() > carrier::MAX_MESSAGE_BYTES {
             let (reject, response) = carrier::oversized_message(&bytes);
@@ -120,7 +124,9 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
         }
     }
     let id = || carrier::readable_id(&bytes);
-    if parts.method == Method::POST {
+    if direct.is_some() {
+        fields.set_rpc_method("tools/call");
+    } else if parts.method == Method::POST {
         if let Some(method) = carrier::rpc_method(&bytes) {
             fields.set_rpc_method(&method);
         }

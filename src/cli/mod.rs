@@ -53,7 +53,7 @@ fn init_tracing(
     // The span list carries the request span (request_id, trace_id) into
     // every line logged while serving a request, however deep.
     let logs = tracing_subscriber::fmt::layer()
-        .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
+        .fmt_fields(crate::telemetry::log_format::SpanFields)
         .event_format(crate::telemetry::log_format::JsonLine)
         .with_writer(stderr);
     let spans = tracer.map(|t| tracing_opentelemetry::layer().with_tracer(t));

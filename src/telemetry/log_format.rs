@@ -33,9 +33,64 @@ pub fn set_instance(name: &str) {
     let _ = INSTANCE.set(member);
 }
 
-/// The line format; spans' fields must be recorded by
-/// `tracing_subscriber::fmt::format::JsonFields` (a JSON object each).
+/// The line format; spans' fields must be recorded by [`SpanFields`] (a
+/// JSON object each).
 pub struct JsonLine;
+
+/// A span's fields as one JSON object, `{"a":1,"b":"x"}`, written as they
+/// are recorded; a field recorded later is appended inside the braces.
+/// (tracing-subscriber's JSON fields build a map per span and re-parse the
+/// object to add a field: two spans a request, both on its path.)
+pub struct SpanFields;
+
+impl<'writer> FormatFields<'writer> for SpanFields {
+    fn format_fields<R: tracing_subscriber::field::RecordFields>(
+        &self,
+        mut writer: Writer<'writer>,
+        fields: R,
+    ) -> fmt::Result {
+        let mut members = String::new();
+        record_members(&mut members, |v| fields.record(v))?;
+        writer.write_char('{')?;
+        // Each member was written with a leading comma.
+        writer.write_str(members.get(1..).unwrap_or_default())?;
+        writer.write_char('}')
+    }
+
+    fn add_fields(
+        &self,
+        current: &'writer mut FormattedFields<Self>,
+        fields: &tracing::span::Record<'_>,
+    ) -> fmt::Result {
+        let mut members = String::new();
+        record_members(&mut members, |v| fields.record(v))?;
+        if members.is_empty() {
+            return Ok(());
+        }
+        let text = &mut current.fields;
+        match text.strip_suffix('}') {
+            Some(open) if open != "{" => text.truncate(open.len()),
+            _ => {
+                text.clear();
+                text.push('{');
+                members.remove(0);
+            }
+        }
+        text.push_str(&members);
+        text.push('}');
+        Ok(())
+    }
+}
+
+/// Writes the fields `record` visits as `,"name":value` each.
+fn record_members(out: &mut String, record: impl FnOnce(&mut dyn Visit)) -> fmt::Result {
+    let mut fields = Fields {
+        out,
+        result: Ok(()),
+    };
+    record(&mut fields);
+    fields.result
+}
 
 impl<S, N> FormatEvent<S, N> for JsonLine
 where
@@ -196,6 +251,50 @@ impl<W: Write> Write for Escaped<'_, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn span_fields_are_one_json_object_and_later_ones_join_it() {
+        use tracing::subscriber::with_default;
+        use tracing_subscriber::layer::SubscriberExt;
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        let sink = lines.clone();
+        let layer = tracing_subscriber::fmt::layer()
+            .fmt_fields(SpanFields)
+            .event_format(JsonLine)
+            .with_writer(move || Sink(sink.clone()));
+        with_default(tracing_subscriber::registry().with(layer), || {
+            let outer = tracing::info_span!("outer", empty = tracing::field::Empty);
+            let inner = outer.in_scope(|| {
+                tracing::info_span!("inner", a = 1, b = "q\"", late = tracing::field::Empty)
+            });
+            inner.record("late", 2.5);
+            outer.record("empty", true);
+            outer.in_scope(|| inner.in_scope(|| tracing::info!(n = 3, "hello")));
+        });
+        let text = String::from_utf8(lines.lock().unwrap().clone()).unwrap();
+        let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(line["message"], "hello");
+        assert_eq!(line["n"], 3);
+        assert_eq!(
+            line["spans"],
+            serde_json::json!([
+                {"empty": true, "name": "outer"},
+                {"a": 1, "b": "q\"", "late": 2.5, "name": "inner"}
+            ])
+        );
+    }
+
+    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
 
     #[test]
     fn strings_escape_as_json_does() {

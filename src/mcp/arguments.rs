@@ -98,8 +98,7 @@ fn plain_call(top: &Members, params: &Members) -> Option<PlainCall> {
     let only = |members: &Members, names: &[&str]| {
         members.0.len() == names.len() && names.iter().all(|n| members.only(n).is_some())
     };
-    if !only(top, &["jsonrpc", "id", "method", "params"]) || !only(params, &["name", "arguments"])
-    {
+    if !only(top, &["jsonrpc", "id", "method", "params"]) || !only(params, &["name", "arguments"]) {
         return None;
     }
     serde_json::from_str::<rmcp::model::JsonRpcVersion2_0>(top.only("jsonrpc")?.get()).ok()?;

@@ -83,7 +83,7 @@ impl MistralEngine {
                         method: Method::GET,
                         path: &path,
                         body: Body::None,
-                        timeout: self.call_timeout,
+                        timeout: self.link.call_timeout,
                         safe: true,
                     },
                     "listing actions",

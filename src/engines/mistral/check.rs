@@ -26,7 +26,7 @@ impl MistralEngine {
                     method: Method::POST,
                     path: "/workflows/validate",
                     body: Body::Text(text),
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: true,
                 },
                 "validating",

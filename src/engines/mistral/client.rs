@@ -101,7 +101,8 @@ impl MistralEngine {
     /// transport failure or an answer saying "try again", within the
     /// deadline and the retry budget.
     pub(super) async fn call(&self, tenant: &str, r: Request<'_>) -> Result<Answer, CallError> {
-        self.resilience
+        self.link
+            .resilience
             .call(r.safe, r.timeout, r.path, |deadline| {
                 self.attempt(tenant, &r, deadline)
             })
@@ -129,10 +130,11 @@ impl MistralEngine {
         r: &Request<'_>,
         deadline: Deadline,
     ) -> Result<Answer, CallError> {
-        let _permit = transport::slot(&self.in_flight, &deadline, "Mistral").await?;
+        let _permit = transport::slot(&self.link.in_flight, &deadline, "Mistral").await?;
         let mut req = self
+            .link
             .http
-            .request(r.method.clone(), format!("{}{}", self.base, r.path))
+            .request(r.method.clone(), format!("{}{}", self.link.base, r.path))
             .header("X-Project-Id", project(tenant))
             .header(reqwest::header::ACCEPT, "*/*")
             .timeout(deadline.remaining());
@@ -143,14 +145,14 @@ impl MistralEngine {
                 .header(reqwest::header::CONTENT_TYPE, "text/plain")
                 .body(t.to_string()),
         };
-        let req = self.credentials.apply(req).await?;
+        let req = self.link.credentials.apply(req).await?;
         let broken = |e| CallError::transport(e, &deadline, "Mistral");
-        let resp = crate::telemetry::engine::send(r.operation, req, self.metrics.as_deref())
+        let resp = crate::telemetry::engine::send(r.operation, req, self.link.metrics())
             .await
             .map_err(broken)?;
         let status = resp.status();
         if status == StatusCode::UNAUTHORIZED {
-            self.credentials.refused();
+            self.link.credentials.refused();
         }
         let server_error = resp
             .headers()

@@ -24,6 +24,7 @@ pub use client::project;
 pub use settings::MistralSettings;
 
 use super::profile::{CatalogFields, EffectRisk, EngineProfile};
+use super::transport::Link;
 use super::{CatalogFetch, Engine, EngineError, RawProblem, RunReply};
 use crate::config::EngineConfig;
 use crate::engines::credentials::EngineCredentials;
@@ -39,23 +40,15 @@ const POOL_IDLE: Duration = Duration::from_secs(5);
 
 /// The adapter of one Mistral engine.
 pub struct MistralEngine {
-    http: reqwest::Client,
-    /// The v2 API base (`http://HOST:PORT/v2`).
-    base: String,
+    /// Its base is the v2 API's (`http://HOST:PORT/v2`); with Mistral's
+    /// `keycloak-oidc` auth, its credentials are an OAuth token.
+    link: Link,
     /// The API root (`GET /` answers without auth): the health probe.
     root: String,
     settings: MistralSettings,
     profile: EngineProfile,
-    call_timeout: Duration,
-    in_flight: tokio::sync::Semaphore,
     retries: u32,
     retry_backoff: Duration,
-    /// The engine's breaker, retry budget and retry settings.
-    resilience: super::transport::Resilience,
-    metrics: Option<Arc<Metrics>>,
-    /// What this Mistral, and only it, is sent to authenticate the gateway
-    /// (with Mistral's `keycloak-oidc` auth, an OAuth token).
-    credentials: Arc<EngineCredentials>,
 }
 
 impl MistralEngine {
@@ -70,39 +63,38 @@ impl MistralEngine {
         roots: Vec<reqwest::Certificate>,
         credentials: Arc<EngineCredentials>,
     ) -> Self {
-        let http = crate::engines::credentials::client_builder(
-            Duration::from_millis(config.timeout_ms.min(2000)),
+        let link = Link::new(
+            config,
             roots,
-            &credentials,
-        )
-        .pool_idle_timeout(POOL_IDLE)
-        .pool_max_idle_per_host(settings::MAX_IN_FLIGHT)
-        .build()
-        .unwrap_or_default();
-        let base = config.url.trim_end_matches('/').to_string();
-        let root = base.strip_suffix("/v2").unwrap_or(&base).to_string() + "/";
+            credentials,
+            "Mistral",
+            settings::DEFAULT_IN_FLIGHT,
+            |client| {
+                client
+                    .pool_idle_timeout(POOL_IDLE)
+                    .pool_max_idle_per_host(settings::MAX_IN_FLIGHT)
+            },
+        );
+        let root = link
+            .base
+            .strip_suffix("/v2")
+            .unwrap_or(&link.base)
+            .to_string()
+            + "/";
         Self {
-            http,
-            base,
+            link,
             root,
             // Validated at start; unreadable settings read as the defaults.
             settings: settings::read(config).unwrap_or_default(),
             profile: profile(),
-            call_timeout: Duration::from_millis(config.timeout_ms),
-            in_flight: tokio::sync::Semaphore::new(
-                config.max_in_flight_or(settings::DEFAULT_IN_FLIGHT).max(1),
-            ),
             retries: config.retries,
             retry_backoff: Duration::from_millis(config.retry_backoff_ms),
-            resilience: super::transport::Resilience::new(config, "Mistral"),
-            metrics: None,
-            credentials,
         }
     }
 
     /// Records every call in `metrics`.
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
-        self.metrics = Some(metrics);
+        self.link.metrics = Some(metrics);
         self
     }
 }
@@ -160,12 +152,16 @@ impl Engine for MistralEngine {
     }
 
     async fn healthy(&self) -> bool {
-        let req = self.http.get(&self.root).timeout(Duration::from_secs(2));
-        self.credentials.probe(req, self.metrics.as_deref()).await
+        let req = self
+            .link
+            .http
+            .get(&self.root)
+            .timeout(Duration::from_secs(2));
+        self.link.credentials.probe(req, self.link.metrics()).await
     }
 
     fn breaker(&self) -> super::transport::breaker::BreakerState {
-        self.resilience.breaker_state()
+        self.link.resilience.breaker_state()
     }
 
     async fn catalog(&self, tenant: &str, etag: Option<&str>) -> Result<CatalogFetch, EngineError> {

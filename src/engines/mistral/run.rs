@@ -142,7 +142,7 @@ impl MistralEngine {
                     method: Method::POST,
                     path: "/workflows",
                     body: Body::Text(&renamed.text),
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     // Creating twice is a 409, nothing worse.
                     safe: true,
                 },
@@ -180,7 +180,7 @@ impl MistralEngine {
                     method: Method::DELETE,
                     path: &path,
                     body: Body::None,
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: true,
                 },
             )
@@ -216,7 +216,7 @@ impl MistralEngine {
         for attempt in 0..=self.retries {
             if attempt > 0 {
                 // A resent start is still a retry the engine pays for.
-                if !self.resilience.may_retry() {
+                if !self.link.resilience.may_retry() {
                     break;
                 }
                 tokio::time::sleep(self.retry_backoff * 2u32.pow(attempt - 1)).await;
@@ -229,7 +229,7 @@ impl MistralEngine {
                         method: Method::POST,
                         path: "/executions",
                         body: Body::Json(&body),
-                        timeout: self.call_timeout,
+                        timeout: self.link.call_timeout,
                         safe: false,
                     },
                 )
@@ -313,7 +313,7 @@ impl MistralEngine {
                     method: Method::PUT,
                     path: &path,
                     body: Body::Json(&body),
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: false,
                 },
             )
@@ -341,7 +341,7 @@ impl MistralEngine {
                     method: Method::GET,
                     path,
                     body: Body::None,
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: true,
                 },
             )

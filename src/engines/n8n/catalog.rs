@@ -125,7 +125,7 @@ impl N8nEngine {
                     path,
                     body: None,
                     auth: Auth::Login,
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: true,
                 },
             )
@@ -154,7 +154,7 @@ impl N8nEngine {
                     path: "/rest/credentials",
                     body: None,
                     auth: Auth::Login,
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: true,
                 },
                 "listing the tenant's credentials",

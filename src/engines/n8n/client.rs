@@ -121,6 +121,7 @@ impl N8nEngine {
                 }),
             };
             let answer = self
+                .link
                 .resilience
                 .call(r.safe, r.timeout, r.path, |deadline| {
                     self.attempt(&secrets, cookie.as_deref(), &r, deadline)
@@ -170,24 +171,25 @@ impl N8nEngine {
         let body = json!({"emailOrLdapLoginId": secrets.email, "password": secrets.password});
         let body = &body;
         let (answer, cookie) = self
+            .link
             .resilience
             .call(
                 true,
-                self.call_timeout,
+                self.link.call_timeout,
                 "/rest/login",
                 |deadline| async move {
-                    let _permit = transport::slot(&self.in_flight, &deadline, "n8n").await?;
+                    let _permit = transport::slot(&self.link.in_flight, &deadline, "n8n").await?;
                     let req = self
+                        .link
                         .http
-                        .post(format!("{}/rest/login", self.base))
+                        .post(format!("{}/rest/login", self.link.base))
                         .header("browser-id", BROWSER_ID)
                         .json(body)
                         .timeout(deadline.remaining());
                     let broken = |e| CallError::transport(e, &deadline, "n8n");
-                    let resp =
-                        crate::telemetry::engine::send("login", req, self.metrics.as_deref())
-                            .await
-                            .map_err(broken)?;
+                    let resp = crate::telemetry::engine::send("login", req, self.link.metrics())
+                        .await
+                        .map_err(broken)?;
                     let cookie = auth_cookie(resp.headers());
                     let status = resp.status();
                     let retry_after = transport::retry_after(resp.headers());
@@ -225,10 +227,11 @@ impl N8nEngine {
         r: &Request<'_>,
         deadline: Deadline,
     ) -> Result<Answer, CallError> {
-        let _permit = transport::slot(&self.in_flight, &deadline, "n8n").await?;
+        let _permit = transport::slot(&self.link.in_flight, &deadline, "n8n").await?;
         let mut req = self
+            .link
             .http
-            .request(r.method.clone(), format!("{}{}", self.base, r.path))
+            .request(r.method.clone(), format!("{}{}", self.link.base, r.path))
             .header(reqwest::header::ACCEPT, "application/json")
             .timeout(deadline.remaining());
         req = match cookie {
@@ -240,9 +243,9 @@ impl N8nEngine {
         if let Some(body) = r.body {
             req = req.json(body);
         }
-        let req = self.credentials.apply(req).await?;
+        let req = self.link.credentials.apply(req).await?;
         let broken = |e| CallError::transport(e, &deadline, "n8n");
-        let resp = crate::telemetry::engine::send(r.operation, req, self.metrics.as_deref())
+        let resp = crate::telemetry::engine::send(r.operation, req, self.link.metrics())
             .await
             .map_err(broken)?;
         let status = resp.status();

@@ -28,6 +28,7 @@ pub mod tenants;
 pub use settings::N8nSettings;
 
 use super::profile::{CatalogFields, EffectRisk, EngineProfile};
+use super::transport::Link;
 use super::{CatalogFetch, Engine, EngineError, RawProblem, RunReply};
 use crate::config::EngineConfig;
 use crate::engines::credentials::EngineCredentials;
@@ -39,16 +40,10 @@ use std::time::Duration;
 
 /// The adapter of one n8n.
 pub struct N8nEngine {
-    http: reqwest::Client,
-    /// n8n's base URL (`http://127.0.0.1:5678`).
-    base: String,
+    /// Its base is n8n's URL (`http://127.0.0.1:5678`).
+    link: Link,
     settings: N8nSettings,
     profile: EngineProfile,
-    call_timeout: Duration,
-    in_flight: tokio::sync::Semaphore,
-    resilience: super::transport::Resilience,
-    metrics: Option<Arc<Metrics>>,
-    credentials: Arc<EngineCredentials>,
     /// Tenant → its user's login cookie.
     cookies: Mutex<HashMap<String, String>>,
     /// The node descriptions, read once per change of n8n's node versions.
@@ -67,26 +62,18 @@ impl N8nEngine {
         roots: Vec<reqwest::Certificate>,
         credentials: Arc<EngineCredentials>,
     ) -> Self {
-        let http = crate::engines::credentials::client_builder(
-            Duration::from_millis(config.timeout_ms.min(2000)),
-            roots,
-            &credentials,
-        )
-        .build()
-        .unwrap_or_default();
         Self {
-            http,
-            base: config.url.trim_end_matches('/').to_string(),
+            link: Link::new(
+                config,
+                roots,
+                credentials,
+                "n8n",
+                settings::DEFAULT_IN_FLIGHT,
+                |client| client,
+            ),
             // Validated at start; unreadable settings read as the defaults.
             settings: settings::read(config).unwrap_or_default(),
             profile: profile(),
-            call_timeout: Duration::from_millis(config.timeout_ms),
-            in_flight: tokio::sync::Semaphore::new(
-                config.max_in_flight_or(settings::DEFAULT_IN_FLIGHT).max(1),
-            ),
-            resilience: super::transport::Resilience::new(config, "n8n"),
-            metrics: None,
-            credentials,
             cookies: Mutex::new(HashMap::new()),
             nodes: tokio::sync::Mutex::new(None),
         }
@@ -94,7 +81,7 @@ impl N8nEngine {
 
     /// Records every call in `metrics`.
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
-        self.metrics = Some(metrics);
+        self.link.metrics = Some(metrics);
         self
     }
 }
@@ -152,14 +139,15 @@ impl Engine for N8nEngine {
 
     async fn healthy(&self) -> bool {
         let req = self
+            .link
             .http
-            .get(format!("{}/healthz", self.base))
+            .get(format!("{}/healthz", self.link.base))
             .timeout(Duration::from_secs(2));
-        self.credentials.probe(req, self.metrics.as_deref()).await
+        self.link.credentials.probe(req, self.link.metrics()).await
     }
 
     fn breaker(&self) -> super::transport::breaker::BreakerState {
-        self.resilience.breaker_state()
+        self.link.resilience.breaker_state()
     }
 
     async fn catalog(&self, tenant: &str, etag: Option<&str>) -> Result<CatalogFetch, EngineError> {

@@ -55,7 +55,7 @@ impl N8nEngine {
                     path: "/api/v1/workflows",
                     body: Some(&body),
                     auth: Auth::Key,
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: false,
                 },
             )
@@ -108,7 +108,7 @@ impl N8nEngine {
                     path: &path,
                     body: Some(&start),
                     auth: Auth::Login,
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: false,
                 },
             )
@@ -263,7 +263,7 @@ impl N8nEngine {
                 path: &path,
                 body: None,
                 auth: Auth::Key,
-                timeout: self.call_timeout,
+                timeout: self.link.call_timeout,
                 safe: true,
             },
             "reading the execution",
@@ -283,7 +283,7 @@ impl N8nEngine {
                     path: &path,
                     body: None,
                     auth: Auth::Key,
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: true,
                 },
             )
@@ -312,7 +312,7 @@ impl N8nEngine {
                     path,
                     body: None,
                     auth: Auth::Key,
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: true,
                 },
             )

@@ -29,7 +29,7 @@ impl EngineClient {
                     path: &m.path,
                     body: None,
                     headers: &headers,
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: true,
                 },
             )
@@ -72,7 +72,7 @@ impl EngineClient {
                     path: &self.mapping.catalog.path,
                     body: None,
                     headers: &[],
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: false,
                 },
             )

@@ -37,7 +37,7 @@ impl EngineClient {
                     path: &m.path,
                     body: Some(&body),
                     headers: &[],
-                    timeout: self.call_timeout,
+                    timeout: self.link.call_timeout,
                     safe: true,
                 },
             )

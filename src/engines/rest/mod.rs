@@ -23,6 +23,7 @@ pub use super::{CatalogFetch, EngineError, RawProblem, RunReply, RunState};
 use crate::config::EngineConfig;
 use crate::engines::credentials::EngineCredentials;
 use crate::engines::profile::EngineProfile;
+use crate::engines::transport::Link;
 use mapping::EngineMapping;
 use serde_json::Value;
 use std::sync::Arc;
@@ -34,19 +35,10 @@ pub const DEFAULT_IN_FLIGHT: usize = 64;
 /// Client for one engine.
 #[derive(Clone)]
 pub struct EngineClient {
-    http: reqwest::Client,
-    base: String,
+    link: Link,
     mapping: EngineMapping,
     /// The neutral part of `mapping`, as the catalog and traces read it.
     profile: EngineProfile,
-    call_timeout: Duration,
-    in_flight: Arc<tokio::sync::Semaphore>,
-    /// The engine's breaker, retry budget and retry settings.
-    resilience: Arc<crate::engines::transport::Resilience>,
-    /// Where engine call timings go (none in benchmarks).
-    metrics: Option<Arc<crate::metrics::Metrics>>,
-    /// What this engine, and only it, is sent to authenticate the gateway.
-    credentials: Arc<EngineCredentials>,
 }
 
 impl EngineClient {
@@ -68,32 +60,23 @@ impl EngineClient {
         // Validated at start; a client built without that check reads an
         // unreadable mapping as the defaults.
         let mapping = mapping::read(config).unwrap_or_default();
-        let http = crate::engines::credentials::client_builder(
-            Duration::from_millis(config.timeout_ms.min(2000)),
-            roots,
-            &credentials,
-        )
-        .pool_max_idle_per_host(64)
-        .build()
-        .unwrap_or_default();
         Self {
-            http,
-            base: config.url.trim_end_matches('/').to_string(),
+            link: Link::new(
+                config,
+                roots,
+                credentials,
+                "engine",
+                DEFAULT_IN_FLIGHT,
+                |client| client.pool_max_idle_per_host(64),
+            ),
             profile: mapping.profile(),
             mapping,
-            call_timeout: Duration::from_millis(config.timeout_ms),
-            in_flight: Arc::new(tokio::sync::Semaphore::new(
-                config.max_in_flight_or(DEFAULT_IN_FLIGHT).max(1),
-            )),
-            resilience: Arc::new(crate::engines::transport::Resilience::new(config, "engine")),
-            metrics: None,
-            credentials,
         }
     }
 
     /// Records every engine call in `metrics`.
     pub fn with_metrics(mut self, metrics: Arc<crate::metrics::Metrics>) -> Self {
-        self.metrics = Some(metrics);
+        self.link.metrics = Some(metrics);
         self
     }
 
@@ -107,12 +90,12 @@ impl EngineClient {
         req: reqwest::RequestBuilder,
         broken: impl FnOnce(reqwest::Error) -> transport::CallError,
     ) -> Result<reqwest::Response, transport::CallError> {
-        let req = self.credentials.apply(req).await?;
-        let resp = crate::telemetry::engine::send(operation, req, self.metrics.as_deref())
+        let req = self.link.credentials.apply(req).await?;
+        let resp = crate::telemetry::engine::send(operation, req, self.link.metrics())
             .await
             .map_err(broken)?;
         if resp.status() == reqwest::StatusCode::UNAUTHORIZED {
-            self.credentials.refused();
+            self.link.credentials.refused();
         }
         Ok(resp)
     }
@@ -127,12 +110,13 @@ impl EngineClient {
     }
 
     fn url(&self, path: &str) -> String {
-        format!("{}{}", self.base, path)
+        format!("{}{}", self.link.base, path)
     }
     /// Readiness: the engine answers its health path.
     pub async fn healthy(&self) -> bool {
         let limit = Duration::from_secs(2);
         let req = self
+            .link
             .http
             .get(self.url(&self.mapping.health_path))
             .timeout(limit);
@@ -165,7 +149,7 @@ impl super::Engine for EngineClient {
     }
 
     fn breaker(&self) -> crate::engines::transport::breaker::BreakerState {
-        self.resilience.breaker_state()
+        self.link.resilience.breaker_state()
     }
 
     async fn catalog(&self, tenant: &str, etag: Option<&str>) -> Result<CatalogFetch, EngineError> {

@@ -106,7 +106,7 @@ async fn cancelled(client: &EngineClient, tenant: &str, run_id: &str) -> RunRepl
                     path: &path,
                     body: None,
                     headers: &[],
-                    timeout: client.call_timeout,
+                    timeout: client.link.call_timeout,
                     safe: false,
                 },
             )
@@ -214,7 +214,7 @@ async fn get(client: &EngineClient, tenant: &str, path: &str) -> Result<Answer, 
                 path,
                 body: None,
                 headers: &[],
-                timeout: client.call_timeout,
+                timeout: client.link.call_timeout,
                 safe: true,
             },
         )

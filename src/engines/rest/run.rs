@@ -40,7 +40,7 @@ impl EngineClient {
         );
         let wait = match m.runner {
             Runner::Sync => deadline + Duration::from_secs(5),
-            Runner::Async => self.call_timeout,
+            Runner::Async => self.link.call_timeout,
         };
         let answer = self
             .call(

@@ -52,7 +52,8 @@ impl EngineClient {
     /// answer saying "try again" (429, 502, 503, 504), within its deadline
     /// and the engine's retry budget.
     pub(super) async fn call(&self, tenant: &str, c: Call<'_>) -> Result<Answer, CallError> {
-        self.resilience
+        self.link
+            .resilience
             .call(c.safe, c.timeout, c.path, |deadline| {
                 self.attempt(tenant, &c, deadline)
             })
@@ -65,8 +66,9 @@ impl EngineClient {
         c: &Call<'_>,
         deadline: Deadline,
     ) -> Result<Answer, CallError> {
-        let _permit = transport::slot(&self.in_flight, &deadline, "engine").await?;
+        let _permit = transport::slot(&self.link.in_flight, &deadline, "engine").await?;
         let mut req = self
+            .link
             .http
             .request(c.method.clone(), self.url(c.path))
             .header(&self.mapping.tenant_header, tenant)

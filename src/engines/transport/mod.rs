@@ -6,12 +6,14 @@
 //! read (the HTTP client's own error, with the engine's URL, goes to the
 //! log only).
 //!
+//! - `link`: what each adapter holds to reach its engine.
 //! - `deadline`: the operation's budget. `pause`: backoff and `Retry-After`.
 //! - `retry_budget`, `breaker`: the two per-engine guards.
 //! - `settings`: `[engine.breaker]` and `[engine.retry_budget]`.
 
 pub mod breaker;
 pub mod deadline;
+mod link;
 mod pause;
 pub mod retry_budget;
 pub mod settings;
@@ -20,6 +22,7 @@ use super::EngineError;
 use crate::config::EngineConfig;
 use breaker::{Breaker, BreakerState};
 pub use deadline::Deadline;
+pub use link::Link;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use retry_budget::RetryBudget;

@@ -6,117 +6,21 @@
 
 mod common;
 
+use common::pki::{Nginx, Pki};
 use common::ports::{free_port, rand_suffix};
 use common::{ACME_OPS, Engine, TestEnv, valid_program};
 use serde_json::json;
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A temporary folder holding a CA and a server certificate for 127.0.0.1.
-struct Pki {
-    dir: PathBuf,
-}
-
-impl Drop for Pki {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-impl Pki {
-    fn new(name: &str) -> Pki {
-        let dir = std::env::temp_dir().join(format!(
-            "pilotage-tls-{name}-{}-{}",
-            std::process::id(),
-            rand_suffix()
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let ec = [
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-        ];
-        openssl(
-            &dir,
-            &[
-                &["req", "-x509"],
-                &ec[..],
-                &[
-                    "-keyout",
-                    "ca.key",
-                    "-out",
-                    "ca.pem",
-                    "-days",
-                    "2",
-                    "-subj",
-                    "/CN=pilotage test CA",
-                ],
-            ],
-        );
-        openssl(
-            &dir,
-            &[
-                &["req", "-new"],
-                &ec[..],
-                &[
-                    "-keyout",
-                    "server.key",
-                    "-out",
-                    "server.csr",
-                    "-subj",
-                    "/CN=127.0.0.1",
-                ],
-            ],
-        );
-        std::fs::write(
-            dir.join("server.ext"),
-            "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-        )
-        .expect("write extensions");
-        openssl(
-            &dir,
-            &[&[
-                "x509",
-                "-req",
-                "-in",
-                "server.csr",
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                "server.pem",
-                "-days",
-                "2",
-                "-extfile",
-                "server.ext",
-            ]],
-        );
-        Pki { dir }
-    }
-
-    fn path(&self, file: &str) -> String {
-        self.dir.join(file).display().to_string()
-    }
-}
-
-fn openssl(dir: &Path, parts: &[&[&str]]) {
-    let args: Vec<&str> = parts.iter().flat_map(|p| p.iter().copied()).collect();
-    let out = Command::new("openssl")
-        .args(&args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run openssl (installed by scripts/install-deps)");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// A CA and a server certificate for 127.0.0.1 in a scratch folder of
+/// this test's own.
+fn pki(name: &str) -> Pki {
+    Pki::new(std::env::temp_dir().join(format!(
+        "pilotage-tls-{name}-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    )))
 }
 
 /// A child process killed on drop.
@@ -142,52 +46,6 @@ fn wait_for_port(port: u16, child: &mut Child, what: &str) {
         std::thread::sleep(Duration::from_millis(50));
     }
     panic!("{what} not listening on {port} after 20 s");
-}
-
-fn nginx_binary() -> String {
-    ["/usr/sbin/nginx", "/usr/bin/nginx"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .unwrap_or("nginx")
-        .to_string()
-}
-
-/// nginx terminating TLS (the test CA's certificate) in front of `upstream`.
-fn tls_proxy(pki: &Pki, upstream: &str) -> (Process, u16) {
-    let port = free_port();
-    let dir = &pki.dir;
-    let user = if is_root() { "user root root;" } else { "" };
-    let conf = format!(
-        "{user}\ndaemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/nginx.err warn;\n\
-         events {{ worker_connections 64; }}\n\
-         http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
-           fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
-           server {{\n    listen 127.0.0.1:{port} ssl;\n    ssl_certificate {d}/server.pem;\n\
-             ssl_certificate_key {d}/server.key;\n    location / {{ proxy_pass {upstream}; }}\n  }}\n}}\n",
-        d = dir.display()
-    );
-    std::fs::write(dir.join("nginx.conf"), conf).expect("write nginx.conf");
-    let mut child = Command::new(nginx_binary())
-        .args([
-            "-p",
-            &dir.display().to_string(),
-            "-c",
-            &pki.path("nginx.conf"),
-        ])
-        .args(["-e", &pki.path("nginx.err")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start nginx (installed by scripts/install-deps)");
-    wait_for_port(port, &mut child, "nginx");
-    (Process(child), port)
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
 /// `redis-server` on a TLS port only (no plain port), no persistence.
@@ -224,9 +82,10 @@ fn tls_redis(pki: &Pki) -> (Process, u16) {
 
 #[tokio::test]
 async fn https_engine_with_a_private_ca() {
-    let pki = Pki::new("engine");
+    let pki = pki("engine");
     let engine = Engine::spawn(&[]);
-    let (_nginx, port) = tls_proxy(&pki, &engine.url);
+    let nginx = Nginx::in_front_of(&pki, &engine.url);
+    let port = nginx.port;
     let https = format!("https://127.0.0.1:{port}");
     let ca = pki.path("ca.pem");
     let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |cfg| {
@@ -253,9 +112,10 @@ async fn https_engine_with_a_private_ca() {
 
 #[tokio::test]
 async fn https_engine_without_the_ca_is_refused() {
-    let pki = Pki::new("engine-noca");
+    let pki = pki("engine-noca");
     let engine = Engine::spawn(&[]);
-    let (_nginx, port) = tls_proxy(&pki, &engine.url);
+    let nginx = Nginx::in_front_of(&pki, &engine.url);
+    let port = nginx.port;
     let https = format!("https://127.0.0.1:{port}");
     let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |cfg| {
         cfg.engine.url = https;
@@ -277,7 +137,7 @@ async fn https_engine_without_the_ca_is_refused() {
 
 #[tokio::test]
 async fn rediss_store_with_a_private_ca() {
-    let pki = Pki::new("redis");
+    let pki = pki("redis");
     let (_redis, port) = tls_redis(&pki);
     let url = format!("rediss://127.0.0.1:{port}/0");
     let ca = pki.path("ca.pem");
@@ -309,7 +169,7 @@ async fn rediss_store_with_a_private_ca() {
 
 #[tokio::test]
 async fn rediss_store_without_the_ca_does_not_start() {
-    let pki = Pki::new("redis-noca");
+    let pki = pki("redis-noca");
     let (_redis, port) = tls_redis(&pki);
     let path = common::repo_path("tests/configs/conformance.toml");
     let text = std::fs::read_to_string(&path).expect("read config");
@@ -325,7 +185,7 @@ async fn rediss_store_without_the_ca_does_not_start() {
 
 #[tokio::test]
 async fn an_unusable_ca_file_stops_the_start_naming_the_setting() {
-    let pki = Pki::new("badca");
+    let pki = pki("badca");
     std::fs::write(pki.dir.join("not-a-ca.pem"), "hello\n").expect("write");
     let path = common::repo_path("tests/configs/conformance.toml");
     let text = std::fs::read_to_string(&path).expect("read config");

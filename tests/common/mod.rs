@@ -16,6 +16,7 @@ pub mod answers;
 pub mod engine_env;
 pub mod guides;
 pub mod mistral;
+pub mod pki;
 pub mod ports;
 pub mod redis_cluster;
 pub mod redis_sentinel;

@@ -9,123 +9,16 @@
 //! the metadata from the 401, the authorization server from the metadata,
 //! the token endpoint from the server's discovery, and completes the loop.
 
+use super::common::pki::Pki;
 use super::common::ports::{free_port, rand_suffix};
 use super::common::{Mcp, repo_path};
 use super::idp::ALL_SCOPES;
 use super::provider::{AGENT, PLAIN_JWT, Provider};
 use super::real_provider::{drive_the_loop, gateway};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A scratch folder, removed on drop.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        let dir = std::env::temp_dir().join(format!(
-            "pilotage-oauth-front-{}-{}",
-            std::process::id(),
-            rand_suffix()
-        ));
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        Scratch(dir)
-    }
-
-    fn path(&self, file: &str) -> String {
-        self.0.join(file).display().to_string()
-    }
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run openssl");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A private CA (ca.pem) and a certificate for 127.0.0.1 it signed
-/// (server.pem, server.key).
-fn make_certificates(dir: &Path) {
-    let ec = "ec_paramgen_curve:prime256v1";
-    openssl(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            ec,
-            "-nodes",
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=pilotage oauth test CA",
-        ],
-    );
-    openssl(
-        dir,
-        &[
-            "req",
-            "-new",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            ec,
-            "-nodes",
-            "-keyout",
-            "server.key",
-            "-out",
-            "server.csr",
-            "-subj",
-            "/CN=127.0.0.1",
-        ],
-    );
-    std::fs::write(
-        dir.join("server.ext"),
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-    )
-    .expect("extensions");
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "server.pem",
-            "-days",
-            "2",
-            "-extfile",
-            "server.ext",
-        ],
-    );
-}
 
 /// `text` with each `(from, to)` replaced; every `from` must occur, so a
 /// change to the shipped file fails here instead of testing something else.
@@ -254,8 +147,12 @@ fn challenge_param(challenge: &str, name: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_discovers_everything_from_the_401_through_the_shipped_tls_proxy() {
-    let scratch = Scratch::new();
-    make_certificates(&scratch.0);
+    // A CA and a certificate for 127.0.0.1; the proxies' files go beside them.
+    let scratch = Pki::new(std::env::temp_dir().join(format!(
+        "pilotage-oauth-front-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    )));
     let tls_port = free_port();
     let resource = format!("https://127.0.0.1:{tls_port}/mcp");
     let provider = Provider::start(&resource);
@@ -266,7 +163,7 @@ async fn a_client_discovers_everything_from_the_401_through_the_shipped_tls_prox
         .trim_end_matches("/mcp")
         .parse()
         .expect("gateway port");
-    let (_balancer, _tls) = proxies(&scratch.0, gateway_port, tls_port);
+    let (_balancer, _tls) = proxies(&scratch.dir, gateway_port, tls_port);
     let ca = std::fs::read(scratch.path("ca.pem")).expect("ca.pem");
     let http = reqwest::Client::builder()
         .tls_certs_only([reqwest::Certificate::from_pem(&ca).expect("CA")])

@@ -17,6 +17,7 @@
 
 #![allow(dead_code)]
 
+#[path = "../../../tests/common/pki.rs"]
 pub mod tls;
 
 use axum::body::Body;

@@ -1,8 +1,9 @@
-//! TLS in front of the test gateway: a private CA and a certificate for
-//! 127.0.0.1 made by the `openssl` command line, and nginx terminating TLS
-//! with it and passing requests to the gateway over plain HTTP (both tools
+//! TLS for tests: a private CA and a certificate for 127.0.0.1 (and
+//! `localhost`) made per test by the `openssl` command line, and nginx
+//! terminating TLS with it in front of a plain-HTTP upstream (both tools
 //! installed by scripts/install-deps). The CA is made per test, so only a
-//! client that is given it can trust the server.
+//! client that is given it can trust the server. One file for the
+//! gateway's tests and the host's (which include it by path).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -41,7 +42,7 @@ impl Pki {
                 "-days",
                 "2",
                 "-subj",
-                "/CN=pilotage host test CA",
+                "/CN=pilotage test CA",
             ],
         );
         pki.openssl(
@@ -80,6 +81,7 @@ impl Pki {
         pki
     }
 
+    /// The path of `file` in the scratch folder.
     pub fn path(&self, file: &str) -> String {
         self.dir.join(file).display().to_string()
     }

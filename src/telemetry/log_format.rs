@@ -33,14 +33,14 @@ pub fn set_instance(name: &str) {
     let _ = INSTANCE.set(member);
 }
 
-/// The line format; spans' fields must be recorded by [`SpanFields`] (a
-/// JSON object each).
+/// The line format; spans' fields must be recorded by [`SpanFields`].
 pub struct JsonLine;
 
-/// A span's fields as one JSON object, `{"a":1,"b":"x"}`, written as they
-/// are recorded; a field recorded later is appended inside the braces.
-/// (tracing-subscriber's JSON fields build a map per span and re-parse the
-/// object to add a field: two spans a request, both on its path.)
+/// A span's fields as the members of its JSON object, `,"a":1,"b":"x"`
+/// (each with a leading comma), written as they are recorded; a field
+/// recorded later is appended. The line format adds the braces and the
+/// span's name. (tracing-subscriber's JSON fields build a map per span and
+/// re-parse it to add a field: two spans a request, both on its path.)
 pub struct SpanFields;
 
 impl<'writer> FormatFields<'writer> for SpanFields {
@@ -49,12 +49,7 @@ impl<'writer> FormatFields<'writer> for SpanFields {
         mut writer: Writer<'writer>,
         fields: R,
     ) -> fmt::Result {
-        let mut members = String::new();
-        record_members(&mut members, |v| fields.record(v))?;
-        writer.write_char('{')?;
-        // Each member was written with a leading comma.
-        writer.write_str(members.get(1..).unwrap_or_default())?;
-        writer.write_char('}')
+        record_members(&mut writer, |v| fields.record(v))
     }
 
     fn add_fields(
@@ -62,28 +57,12 @@ impl<'writer> FormatFields<'writer> for SpanFields {
         current: &'writer mut FormattedFields<Self>,
         fields: &tracing::span::Record<'_>,
     ) -> fmt::Result {
-        let mut members = String::new();
-        record_members(&mut members, |v| fields.record(v))?;
-        if members.is_empty() {
-            return Ok(());
-        }
-        let text = &mut current.fields;
-        match text.strip_suffix('}') {
-            Some(open) if open != "{" => text.truncate(open.len()),
-            _ => {
-                text.clear();
-                text.push('{');
-                members.remove(0);
-            }
-        }
-        text.push_str(&members);
-        text.push('}');
-        Ok(())
+        record_members(&mut current.fields, |v| fields.record(v))
     }
 }
 
 /// Writes the fields `record` visits as `,"name":value` each.
-fn record_members(out: &mut String, record: impl FnOnce(&mut dyn Visit)) -> fmt::Result {
+fn record_members(out: &mut impl Write, record: impl FnOnce(&mut dyn Visit)) -> fmt::Result {
     let mut fields = Fields {
         out,
         result: Ok(()),
@@ -125,19 +104,15 @@ where
                 if i > 0 {
                     writer.write_char(',')?;
                 }
-                writer.write_char('{')?;
                 let extensions = span.extensions();
-                let recorded = extensions
+                // `,"a":1,"b":2` → `{"a":1,"b":2,"name":…}`
+                let members = extensions
                     .get::<FormattedFields<N>>()
-                    .map(|f| f.fields.as_str())
+                    .and_then(|f| f.fields.strip_prefix(','))
                     .unwrap_or_default();
-                // `{"a":1,"b":2}` → `"a":1,"b":2,`
-                let inner = recorded
-                    .strip_prefix('{')
-                    .and_then(|r| r.strip_suffix('}'))
-                    .unwrap_or_default();
-                if !inner.is_empty() {
-                    writer.write_str(inner)?;
+                writer.write_char('{')?;
+                if !members.is_empty() {
+                    writer.write_str(members)?;
                     writer.write_char(',')?;
                 }
                 writer.write_str("\"name\":")?;

@@ -70,8 +70,8 @@ pub fn tracer(config: &Config) -> Result<Option<SdkTracer>, OtlpError> {
 }
 
 /// Whether spans are exported: span fields only a collector reads are
-/// recorded only then (each record re-encodes the span's fields for the
-/// log formatter too).
+/// recorded only then (each record is also written into the span's log
+/// fields).
 pub fn exporting() -> bool {
     PROVIDER.get().is_some()
 }

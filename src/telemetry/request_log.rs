@@ -158,8 +158,7 @@ async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Re
         span.record("trace_id", trace.trace_id.as_str());
         span
     } else {
-        // Both fields at once: a field recorded later is merged into the
-        // span's recorded JSON by parsing it again.
+        // No trace to continue: the span is made with both fields at once.
         tracing::info_span!(
             "request",
             request_id = %request_id,

@@ -21,7 +21,7 @@ mod canonical;
 pub mod fresh;
 pub mod risk_when;
 
-use canonical::{VersionHasher, entry_digest, entry_digests, revision};
+use canonical::{EntryDigest, VersionHasher, entry_digest, in_halves, revision};
 pub use canonical::{canonical_json, version_of, write_canonical_to};
 
 use crate::auth::Principal;
@@ -204,6 +204,14 @@ pub struct CatalogService {
     fresh: fresh::Freshness,
     /// Principals' promoted programs, reused while current.
     programs: fresh::ProgramLists,
+    /// The mapping's schema, tags and kept fields never overlap, so a
+    /// capability's are moved into its entry rather than copied.
+    moves_apart: bool,
+    /// The bytes `tenants` holds; a catalog heavier than this is never kept.
+    tenant_bytes: u64,
+    /// When a catalog too large to keep was last reported (ms on `fresh`'s
+    /// clock; 0: never), so the warning is at most one a minute.
+    oversize_warned: std::sync::atomic::AtomicU64,
 }
 
 impl CatalogService {
@@ -212,13 +220,24 @@ impl CatalogService {
     /// request asks the engine until [`Self::with_max_age`] says otherwise.
     pub fn new(engine: SharedEngine, store: Arc<dyn Store>, max_bytes: u64) -> Self {
         let mapping = engine.profile().clone();
+        let f = &mapping.catalog;
+        let moved: Vec<&str> = [&f.params, &f.returns, &f.tags]
+            .into_iter()
+            .chain(&f.kept)
+            .map(String::as_str)
+            .collect();
+        let moves_apart = paths_apart(&moved);
+        let tenant_bytes = max_bytes - max_bytes / 4;
         Self {
+            moves_apart,
+            tenant_bytes,
+            oversize_warned: Default::default(),
             engine,
             store,
             fields: mapping.catalog.clone(),
             mapping,
             tenants: moka::sync::Cache::builder()
-                .max_capacity(max_bytes - max_bytes / 4)
+                .max_capacity(tenant_bytes)
                 .weigher(|tenant: &String, slot: &Arc<TenantSlot>| {
                     crate::weigh::as_weight(crate::weigh::text(tenant) + slot.weight())
                 })
@@ -372,7 +391,8 @@ impl CatalogService {
                 }
             },
             CatalogFetch::Fresh { etag, capabilities } => {
-                let built = self.build(&capabilities);
+                let built = self.build(capabilities);
+                self.warn_if_oversized(tenant, &built);
                 // Only volatile fields moved: keep the catalog (and its hashes).
                 let catalog = match cached {
                     Some((_, old)) if old.version == built.version => old,
@@ -394,36 +414,76 @@ impl CatalogService {
         Ok(fresh)
     }
 
-    fn build(&self, capabilities: &[Value]) -> TenantCatalog {
-        let mut entries: Vec<(String, Value, RiskHints)> =
-            capabilities.iter().filter_map(|c| self.entry(c)).collect();
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        entries.dedup_by(|a, b| a.0 == b.0);
-        let hashed = entry_digests(&entries.iter().map(|e| &e.1).collect::<Vec<_>>());
+    /// A catalog heavier than the cache's share for catalogs is dropped
+    /// soon after it is built, so it is fetched whole and rebuilt up to once
+    /// per request: the operator hears of it (at most once a minute), with
+    /// the size that would keep it.
+    fn warn_if_oversized(&self, tenant: &str, catalog: &TenantCatalog) {
+        use std::sync::atomic::Ordering;
+        let Some(needed_mib) = catalog_bytes_to_keep(catalog.weight, self.tenant_bytes) else {
+            return;
+        };
+        let now = self.fresh.now();
+        let last = self.oversize_warned.load(Ordering::Relaxed);
+        let quiet = last != 0 && now.saturating_sub(last) < 60_000;
+        if quiet
+            || self
+                .oversize_warned
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        tracing::warn!(
+            tenant,
+            entries = catalog.entries.len(),
+            estimated_bytes = catalog.weight,
+            key = "cache.catalog_bytes",
+            "this tenant's catalog is larger than the catalog cache holds, so it is dropped and fetched whole from the engine again, up to once per request: set [cache] catalog_bytes to at least {needed_mib} MiB"
+        );
+    }
+
+    /// A tenant's catalog from the engine's listing. Each capability is
+    /// mapped, hashed and weighed in one pass while it is in cache (on two
+    /// threads for large listings), and its schemas are moved out of the
+    /// listing rather than copied.
+    fn build(&self, capabilities: Vec<Value>) -> TenantCatalog {
+        let mut mapped: Vec<Mapped> = in_halves(capabilities, |cap| self.mapped(cap))
+            .into_iter()
+            .flatten()
+            .collect();
+        // Stable: of two capabilities with one id, the engine's first wins.
+        mapped.sort_by(|a, b| a.id.cmp(&b.id));
+        mapped.dedup_by(|a, b| a.id == b.id);
         let mut prefix = VersionHasher::default();
-        let mut index = HashMap::with_capacity(entries.len());
+        let mut index = HashMap::with_capacity(mapped.len());
         let mut digests = BTreeMap::new();
-        let mut out = Vec::with_capacity(entries.len());
-        for ((id, mut entry, risk), digest) in entries.into_iter().zip(&hashed) {
-            prefix.add(digest);
-            let digest = revision(digest);
+        let mut out = Vec::with_capacity(mapped.len());
+        let mut weight = 512;
+        for Mapped {
+            id,
+            mut entry,
+            risk,
+            digest,
+            weight: entry_weight,
+        } in mapped
+        {
+            prefix.add(&digest);
+            let digest = revision(&digest);
             if let Some(obj) = entry.as_object_mut() {
                 obj.insert("revision".into(), Value::String(digest.clone()));
             }
+            // The entry with its revision, and its baseline row.
+            weight += entry_weight
+                + REVISION_WEIGHT
+                + 64
+                + 2 * crate::weigh::text(&id)
+                + crate::weigh::text(&digest)
+                + 64;
             digests.insert(id.clone(), digest);
             index.insert(id, (out.len(), risk));
             out.push(Arc::new(entry));
         }
-        let weight = out
-            .iter()
-            .map(|e| crate::weigh::json(e) + 64)
-            .chain(
-                digests
-                    .iter()
-                    .map(|(id, d)| 2 * crate::weigh::text(id) + crate::weigh::text(d) + 64),
-            )
-            .sum::<u64>()
-            + 512;
         TenantCatalog {
             weight,
             entries: out,
@@ -434,12 +494,26 @@ impl CatalogService {
         }
     }
 
+    /// One engine capability mapped, hashed and weighed.
+    fn mapped(&self, cap: Value) -> Option<Mapped> {
+        let (id, entry, risk) = self.entry(cap)?;
+        Some(Mapped {
+            digest: entry_digest(&entry),
+            weight: crate::weigh::json(&entry),
+            id,
+            entry,
+            risk,
+        })
+    }
+
     /// Maps one engine capability to a Pilotage entry; volatile fields are
-    /// simply never copied.
-    fn entry(&self, cap: &Value) -> Option<(String, Value, RiskHints)> {
+    /// simply never copied. The schemas, tags and kept members are moved
+    /// out of `cap` when no two of their paths overlap (the usual case),
+    /// copied otherwise.
+    fn entry(&self, mut cap: Value) -> Option<(String, Value, RiskHints)> {
         let f = &self.fields;
-        let id = pick(cap, &f.name)?.as_str()?.to_string();
-        let effect = pick_field(cap, &f.effect)
+        let id = pick(&cap, &f.name)?.as_str()?.to_string();
+        let effect = pick_field(&cap, &f.effect)
             .and_then(Value::as_str)
             .unwrap_or("");
         // An unmapped effect is treated as the most dangerous one: fail closed.
@@ -462,43 +536,106 @@ impl CatalogService {
             destructive: risk.destructive,
             open_world: risk.open_world,
         };
-        let mut tags: Vec<Value> = pick_field(cap, &f.tags)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        if pick_field(cap, &f.deprecated).and_then(Value::as_bool) == Some(true) {
+        let name = pick_field(&cap, &f.title)
+            .and_then(Value::as_str)
+            .unwrap_or(&id)
+            .to_string();
+        let description = pick_field(&cap, &f.description)
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let deprecated = pick_field(&cap, &f.deprecated).and_then(Value::as_bool) == Some(true);
+        let mut take = |path: &str| -> Option<Value> {
+            if self.moves_apart {
+                take_field(&mut cap, path)
+            } else {
+                pick_field(&cap, path).cloned()
+            }
+        };
+        let params = take(&f.params);
+        let returns = take(&f.returns);
+        let mut tags: Vec<Value> = match take(&f.tags) {
+            Some(Value::Array(tags)) => tags,
+            _ => Vec::new(),
+        };
+        if deprecated {
             tags.push(Value::String("deprecated".into()));
         }
+        // Kept members are top-level members, not paths.
+        let kept: Vec<(String, Value)> = f
+            .kept
+            .iter()
+            .filter_map(|member| {
+                let value = if self.moves_apart {
+                    cap.get_mut(member).map(std::mem::take)
+                } else {
+                    cap.get(member).cloned()
+                };
+                value.map(|v| (member.clone(), v))
+            })
+            .collect();
         let mut e = Map::new();
         e.insert("id".into(), Value::String(id.clone()));
         e.insert("kind".into(), Value::String(KIND_CAPABILITY.into()));
-        let name = pick_field(cap, &f.title)
-            .and_then(Value::as_str)
-            .unwrap_or(&id);
-        e.insert("name".into(), Value::String(name.to_string()));
-        if let Some(d) = pick_field(cap, &f.description).and_then(Value::as_str) {
-            e.insert("description".into(), Value::String(d.to_string()));
+        e.insert("name".into(), Value::String(name));
+        if let Some(d) = description {
+            e.insert("description".into(), Value::String(d));
         }
         e.insert(
             "input_schema".into(),
-            pick_field(cap, &f.params)
-                .cloned()
-                .unwrap_or_else(|| json!({"type": "object"})),
+            params.unwrap_or_else(|| json!({"type": "object"})),
         );
-        e.insert(
-            "output_schema".into(),
-            pick_field(cap, &f.returns).cloned().unwrap_or(Value::Null),
-        );
+        e.insert("output_schema".into(), returns.unwrap_or(Value::Null));
         e.insert("risk".into(), Value::String(risk.risk.clone()));
         e.insert("risk_hints".into(), hints.to_json());
         e.insert("tags".into(), Value::Array(tags));
-        for member in &f.kept {
-            if let Some(v) = cap.get(member) {
-                e.insert(member.clone(), v.clone());
-            }
-        }
+        e.extend(kept);
         Some((id, Value::Object(e), hints))
     }
+}
+
+/// The `[cache] catalog_bytes`, in MiB, that would keep a catalog of
+/// `weight` estimated bytes, when the share catalogs get now
+/// (`tenant_bytes`, three quarters of it) cannot.
+fn catalog_bytes_to_keep(weight: u64, tenant_bytes: u64) -> Option<u64> {
+    const MIB: u64 = 1024 * 1024;
+    (weight > tenant_bytes).then(|| (weight + weight / 3).div_ceil(MIB) + 1)
+}
+
+/// The estimated bytes a `revision` member adds to an entry, as
+/// [`crate::weigh::json`] counts a member: key, 16-digit string, their
+/// blocks and the value itself.
+const REVISION_WEIGHT: u64 = 96 + std::mem::size_of::<Value>() as u64;
+
+/// One engine capability as its tenant's catalog keeps it.
+struct Mapped {
+    id: String,
+    entry: Value,
+    risk: RiskHints,
+    digest: EntryDigest,
+    /// Estimated heap bytes of `entry` (without its revision).
+    weight: u64,
+}
+
+/// Moves the value at a dotted path out of `value` (leaving `null`); an
+/// empty path reads nothing.
+fn take_field(value: &mut Value, path: &str) -> Option<Value> {
+    if path.is_empty() {
+        return None;
+    }
+    let slot = path.split('.').try_fold(value, |v, key| v.get_mut(key))?;
+    Some(std::mem::take(slot))
+}
+
+/// Whether no two of `paths` (dotted, empty ones aside) name the same
+/// field or one inside the other, so each can be moved out in turn.
+fn paths_apart(paths: &[&str]) -> bool {
+    let inside = |a: &str, b: &str| a == b || a.starts_with(&format!("{b}."));
+    let paths: Vec<&str> = paths.iter().copied().filter(|p| !p.is_empty()).collect();
+    paths.iter().enumerate().all(|(i, a)| {
+        paths[i + 1..]
+            .iter()
+            .all(|b| !inside(a, b) && !inside(b, a))
+    })
 }
 
 /// Joins a tenant's capabilities with the caller's programs into one view.
@@ -558,12 +695,67 @@ mod tests {
             "risk": "destructive", "input_schema": {"type": "object"},
             "risk_when": [{"parameter": "method", "in": ["GET"], "risk": "safe"}],
             "n8n": {"outputs": 1}, "other": true});
-        let (id, entry, _) = service.entry(&cap).unwrap();
+        let (id, entry, _) = service.entry(cap.clone()).unwrap();
         assert_eq!(id, "n8n-nodes-base.httpRequest");
         assert_eq!(entry["risk"], "destructive");
         assert_eq!(entry["risk_when"], cap["risk_when"]);
         assert_eq!(entry["n8n"], json!({"outputs": 1}));
         assert!(entry.get("other").is_none());
+    }
+
+    #[test]
+    fn a_catalog_too_large_to_keep_names_the_size_that_would() {
+        use super::catalog_bytes_to_keep;
+        const MIB: u64 = 1024 * 1024;
+        // The default 32 MiB keeps 24 MiB of catalogs.
+        assert_eq!(catalog_bytes_to_keep(20 * MIB, 24 * MIB), None);
+        assert_eq!(catalog_bytes_to_keep(24 * MIB, 24 * MIB), None);
+        let needed = catalog_bytes_to_keep(60 * MIB, 24 * MIB).unwrap();
+        // Three quarters of the advice hold the catalog.
+        assert!(needed * MIB * 3 / 4 >= 60 * MIB, "{needed}");
+        assert!(needed <= 82, "{needed}");
+    }
+
+    #[test]
+    fn overlapping_paths_are_not_moved() {
+        use super::paths_apart;
+        assert!(paths_apart(&["params", "returns", "", "tags", "n8n"]));
+        assert!(paths_apart(&["spec.in", "spec.out", "spec.inner"]));
+        assert!(!paths_apart(&["spec", "spec.out"]));
+        assert!(!paths_apart(&["spec.out", "spec"]));
+        assert!(!paths_apart(&["schema", "tags", "schema"]));
+    }
+
+    #[test]
+    fn a_moved_field_leaves_null_and_a_missing_one_reads_nothing() {
+        use super::take_field;
+        let mut cap = json!({"spec": {"in": {"type": "object"}}, "tags": ["a"]});
+        assert_eq!(
+            take_field(&mut cap, "spec.in"),
+            Some(json!({"type": "object"}))
+        );
+        assert_eq!(cap["spec"]["in"], serde_json::Value::Null);
+        assert_eq!(take_field(&mut cap, "spec.out"), None);
+        assert_eq!(take_field(&mut cap, ""), None);
+    }
+
+    /// With the params and returns paths one inside the other, the entry
+    /// gets both (copied), as before moving was possible.
+    #[test]
+    fn a_mapping_whose_paths_overlap_copies_them() {
+        let config = crate::config::Config::parse(
+            "[engine]\nurl = \"http://127.0.0.1:1\"\n[engine.mapping.catalog]\nparams = \"spec\"\nreturns = \"spec.out\"\n",
+            std::path::Path::new("g.toml"),
+        )
+        .unwrap();
+        let engine = std::sync::Arc::new(crate::engines::rest::EngineClient::new(&config.engine));
+        let store = std::sync::Arc::new(crate::store::memory::MemoryStore::new());
+        let service = super::CatalogService::new(engine, store, 1 << 20);
+        assert!(!service.moves_apart);
+        let cap = json!({"name": "a.b", "spec": {"out": {"type": "string"}}});
+        let (_, entry, _) = service.entry(cap).unwrap();
+        assert_eq!(entry["input_schema"], json!({"out": {"type": "string"}}));
+        assert_eq!(entry["output_schema"], json!({"type": "string"}));
     }
 
     #[test]

@@ -36,38 +36,50 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     let _ = write_canonical_to(value, out);
 }
 
-/// SHA-256 of `entry`'s canonical JSON.
-pub fn entry_digest(entry: &Value) -> EntryDigest {
-    digest_with(entry, &mut Vec::with_capacity(1024))
+/// A text buffer kept larger than this after an entry is shrunk back, so
+/// one huge entry does not pin its size on the thread for good.
+const KEPT_TEXT: usize = 64 * 1024;
+
+thread_local! {
+    /// The canonical text of the entry being hashed, reused entry after entry.
+    static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-fn digest_with(entry: &Value, text: &mut Vec<u8>) -> EntryDigest {
-    text.clear();
-    write_canonical(entry, text);
-    Sha256::digest(text.as_slice()).into()
+/// SHA-256 of `entry`'s canonical JSON.
+pub fn entry_digest(entry: &Value) -> EntryDigest {
+    TEXT.with_borrow_mut(|text| {
+        text.clear();
+        write_canonical(entry, text);
+        let digest = Sha256::digest(text.as_slice()).into();
+        if text.capacity() > KEPT_TEXT {
+            *text = Vec::new();
+        }
+        digest
+    })
 }
 
 /// The digests of `entries`, in order; on two threads for large catalogs.
 pub fn entry_digests(entries: &[&Value]) -> Vec<EntryDigest> {
-    let serial = |part: &[&Value]| {
-        let mut text = Vec::with_capacity(1024);
-        part.iter()
-            .map(|e| digest_with(e, &mut text))
-            .collect::<Vec<_>>()
-    };
-    if entries.len() < PARALLEL_FROM {
-        return serial(entries);
+    in_halves(entries.to_vec(), entry_digest)
+}
+
+/// `f` over `items`, in order: on two threads from [`PARALLEL_FROM`] items
+/// on (a catalog's entries are independent), on this one below.
+pub fn in_halves<T: Send, U: Send>(mut items: Vec<T>, f: impl Fn(T) -> U + Sync) -> Vec<U> {
+    if items.len() < PARALLEL_FROM {
+        return items.into_iter().map(f).collect();
     }
-    let (first, second) = entries.split_at(entries.len() / 2);
+    let second = items.split_off(items.len() / 2);
     std::thread::scope(|scope| {
-        let other = scope.spawn(|| serial(second));
-        let mut digests = serial(first);
+        let other = scope.spawn(|| second.into_iter().map(&f).collect::<Vec<_>>());
+        let mut out: Vec<U> = items.into_iter().map(&f).collect();
         match other.join() {
-            Ok(rest) => digests.extend(rest),
-            // The thread only hashes; should it fail, hash its half here.
-            Err(_) => digests.extend(serial(second)),
+            Ok(rest) => out.extend(rest),
+            // The other half panicked: so does the caller, as it would have
+            // on one thread.
+            Err(panic) => std::panic::resume_unwind(panic),
         }
-        digests
+        out
     })
 }
 

@@ -72,6 +72,13 @@ impl Target {
         self
     }
 
+    /// Adds a header whose value is known only at run time (a session id).
+    pub fn header_value(mut self, name: &'static str, value: &str) -> Result<Self, String> {
+        let value = HeaderValue::from_str(value).map_err(|e| format!("{name}: {e}"))?;
+        self.headers.push((HeaderName::from_static(name), value));
+        Ok(self)
+    }
+
     fn request(&self, n: u64) -> Request<Full<Bytes>> {
         let mut req = Request::new(Full::new(self.body.render(n)));
         *req.method_mut() = Method::POST;

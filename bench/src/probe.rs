@@ -70,3 +70,49 @@ pub(crate) async fn probe(pair: &Pair, baseline: &Target, gateway: &Target) -> R
     }
     Ok(())
 }
+
+/// Opens an MCP session on the gateway `target` points at (initialize, then
+/// `notifications/initialized`, with `target`'s headers) and returns its
+/// `Mcp-Session-Id`.
+pub async fn open_session(target: &Target) -> Result<String, String> {
+    let url = format!("http://{}{}", target.addr, target.path);
+    let http = reqwest::Client::new();
+    let post = |body: Value, session: Option<&str>| {
+        let mut request = http.post(&url).body(body.to_string());
+        for (name, value) in &target.headers {
+            request = request.header(name, value);
+        }
+        if let Some(id) = session {
+            request = request.header("mcp-session-id", id);
+        }
+        request.send()
+    };
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "pilotage-bench", "version": "1"}}});
+    let answer = post(init, None)
+        .await
+        .map_err(|e| format!("initialize: {e}"))?;
+    let session = answer
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .ok_or_else(|| {
+            format!(
+                "initialize answered HTTP {} without a session",
+                answer.status()
+            )
+        })?;
+    let note = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let answer = post(note, Some(&session))
+        .await
+        .map_err(|e| format!("notifications/initialized: {e}"))?;
+    if !answer.status().is_success() {
+        return Err(format!(
+            "notifications/initialized answered HTTP {}",
+            answer.status()
+        ));
+    }
+    Ok(session)
+}

@@ -50,6 +50,9 @@ pub(crate) struct Pair {
     pub(crate) baseline: Baseline,
     baseline_label: &'static str,
     gateway_label: &'static str,
+    /// The gateway side calls inside an MCP session (initialize first, then
+    /// `Mcp-Session-Id` on every request), as SDK clients do by default.
+    session: bool,
 }
 
 /// Every pair, in the order they run (the Redis ones last, so Redis is only
@@ -62,6 +65,7 @@ const PAIRS: &[Pair] = &[
         baseline: Baseline::EngineCheck { vary: false },
         baseline_label: "engine POST /api/v1/workflows/check",
         gateway_label: "validate_workflow",
+        session: false,
     },
     Pair {
         id: "validate-uncached",
@@ -70,6 +74,7 @@ const PAIRS: &[Pair] = &[
         baseline: Baseline::EngineCheck { vary: true },
         baseline_label: "engine POST /api/v1/workflows/check",
         gateway_label: "validate_workflow",
+        session: false,
     },
     Pair {
         id: "manifest",
@@ -78,6 +83,7 @@ const PAIRS: &[Pair] = &[
         baseline: Baseline::FloorManifest,
         baseline_label: "bare axum route, same answer",
         gateway_label: "pilotage_manifest",
+        session: false,
     },
     Pair {
         id: "catalog",
@@ -86,6 +92,7 @@ const PAIRS: &[Pair] = &[
         baseline: Baseline::FloorCatalog,
         baseline_label: "bare axum route, same answer",
         gateway_label: "pilotage_catalog list",
+        session: false,
     },
     Pair {
         id: "execute-memory",
@@ -94,6 +101,7 @@ const PAIRS: &[Pair] = &[
         baseline: Baseline::EngineRun,
         baseline_label: "engine POST /api/v1/workflows/run",
         gateway_label: "run_workflow",
+        session: false,
     },
     Pair {
         id: "validate-redis",
@@ -102,6 +110,16 @@ const PAIRS: &[Pair] = &[
         baseline: Baseline::EngineCheck { vary: false },
         baseline_label: "engine POST /api/v1/workflows/check",
         gateway_label: "validate_workflow",
+        session: false,
+    },
+    Pair {
+        id: "validate-redis-session",
+        title: "validate, same program, in an MCP session (Redis store)",
+        store: Store::Redis,
+        baseline: Baseline::EngineCheck { vary: false },
+        baseline_label: "engine POST /api/v1/workflows/check",
+        gateway_label: "validate_workflow",
+        session: true,
     },
     Pair {
         id: "execute-redis",
@@ -110,6 +128,7 @@ const PAIRS: &[Pair] = &[
         baseline: Baseline::EngineRun,
         baseline_label: "engine POST /api/v1/workflows/run",
         gateway_label: "run_workflow",
+        session: false,
     },
 ];
 
@@ -349,7 +368,11 @@ async fn run_in(
             }
             _ => (&engine, baseline_target(pair.baseline, &engine)),
         };
-        let gateway_target = gateway_target(pair, &gateway);
+        let mut gateway_target = gateway_target(pair, &gateway);
+        if pair.session {
+            let session = crate::probe::open_session(&gateway_target).await?;
+            gateway_target = gateway_target.header_value("mcp-session-id", &session)?;
+        }
         probe(pair, &baseline_target, &gateway_target).await?;
         println!(
             "\n{} [{}] · gateway ({} store) idle RSS {:.1} MiB",

@@ -1,5 +1,6 @@
 //! The targets a run is checked against, printed as ratios with met or
-//! missed: validate (both stores) and stored execute with Redis at 0.8 of
+//! missed: validate (both stores, and in an MCP session as SDK clients
+//! call) and stored execute with Redis at 0.8 of
 //! the engine's own check and run, the manifest and a catalog page at 0.6
 //! of bare axum, all at 16 connections; `catalog_version` of 10,000
 //! entries from scratch within 5 ms; the gateway's resident memory. Two
@@ -45,6 +46,11 @@ impl Report {
                 "validate-redis",
                 0.8,
                 "validate, verdict cache hit (Redis store) ≥ 0.8 × the engine's check",
+            ),
+            (
+                "validate-redis-session",
+                0.8,
+                "validate in an MCP session (Redis store) ≥ 0.8 × the engine's check",
             ),
             (
                 "validate-uncached",

@@ -676,21 +676,28 @@ fn compose(tenant: &TenantCatalog, programs: &[Value]) -> CatalogView {
 #[cfg(test)]
 mod tests {
     use super::canonical_json;
+    use crate::config::EngineConfig;
     use serde_json::json;
+
+    /// The `[engine]` table of a configuration made of `toml`.
+    fn engine_config(toml: &str) -> EngineConfig {
+        crate::config::Config::parse(toml, std::path::Path::new("g.toml"))
+            .unwrap()
+            .engine
+    }
+
+    fn service(engine: crate::engines::SharedEngine) -> super::CatalogService {
+        let store = std::sync::Arc::new(crate::store::memory::MemoryStore::new());
+        super::CatalogService::new(engine, store, 1 << 20)
+    }
 
     #[test]
     fn an_adapters_kept_members_reach_the_entry_and_others_do_not() {
-        let config = crate::config::Config::parse(
-            "[engine]\nkind = \"n8n\"\nurl = \"http://127.0.0.1:1\"\n",
-            std::path::Path::new("g.toml"),
-        )
-        .unwrap();
-        let engine = std::sync::Arc::new(crate::engines::n8n::N8nEngine::new(
-            &config.engine,
+        let config = engine_config("[engine]\nkind = \"n8n\"\nurl = \"http://127.0.0.1:1\"\n");
+        let service = service(std::sync::Arc::new(crate::engines::n8n::N8nEngine::new(
+            &config,
             Vec::new(),
-        ));
-        let store = std::sync::Arc::new(crate::store::memory::MemoryStore::new());
-        let service = super::CatalogService::new(engine, store, 1 << 20);
+        )));
         let cap = json!({"id": "n8n-nodes-base.httpRequest", "name": "HTTP Request",
             "risk": "destructive", "input_schema": {"type": "object"},
             "risk_when": [{"parameter": "method", "in": ["GET"], "risk": "safe"}],
@@ -743,14 +750,12 @@ mod tests {
     /// gets both (copied), as before moving was possible.
     #[test]
     fn a_mapping_whose_paths_overlap_copies_them() {
-        let config = crate::config::Config::parse(
+        let config = engine_config(
             "[engine]\nurl = \"http://127.0.0.1:1\"\n[engine.mapping.catalog]\nparams = \"spec\"\nreturns = \"spec.out\"\n",
-            std::path::Path::new("g.toml"),
-        )
-        .unwrap();
-        let engine = std::sync::Arc::new(crate::engines::rest::EngineClient::new(&config.engine));
-        let store = std::sync::Arc::new(crate::store::memory::MemoryStore::new());
-        let service = super::CatalogService::new(engine, store, 1 << 20);
+        );
+        let service = service(std::sync::Arc::new(
+            crate::engines::rest::EngineClient::new(&config),
+        ));
         assert!(!service.moves_apart);
         let cap = json!({"name": "a.b", "spec": {"out": {"type": "string"}}});
         let (_, entry, _) = service.entry(cap).unwrap();

@@ -207,7 +207,7 @@ pub struct CatalogService {
     /// The mapping's schema, tags and kept fields never overlap, so a
     /// capability's are moved into its entry rather than copied.
     moves_apart: bool,
-    /// The bytes `tenants` holds; a catalog heavier than this is never kept.
+    /// The bytes `tenants` holds; a catalog heavier than this is not kept.
     tenant_bytes: u64,
     /// When a catalog too large to keep was last reported (ms on `fresh`'s
     /// clock; 0: never), so the warning is at most one a minute.

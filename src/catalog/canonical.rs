@@ -36,8 +36,8 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     let _ = write_canonical_to(value, out);
 }
 
-/// A text buffer kept larger than this after an entry is shrunk back, so
-/// one huge entry does not pin its size on the thread for good.
+/// A thread's text buffer that grew past this for one entry is freed after
+/// it, so one huge entry does not keep its size on the thread for good.
 const KEPT_TEXT: usize = 64 * 1024;
 
 thread_local! {

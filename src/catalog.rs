@@ -209,6 +209,8 @@ pub struct CatalogService {
     moves_apart: bool,
     /// The bytes `tenants` holds; a catalog heavier than this is not kept.
     tenant_bytes: u64,
+    /// Counts catalogs built too large to keep.
+    oversized: prometheus::IntCounter,
     /// When a catalog too large to keep was last reported (ms on `fresh`'s
     /// clock; 0: never), so the warning is at most one a minute.
     oversize_warned: std::sync::atomic::AtomicU64,
@@ -232,6 +234,7 @@ impl CatalogService {
             moves_apart,
             tenant_bytes,
             oversize_warned: Default::default(),
+            oversized: prometheus::IntCounter::new("unregistered", "-").expect("valid counter"),
             engine,
             store,
             fields: mapping.catalog.clone(),
@@ -283,6 +286,12 @@ impl CatalogService {
     /// Counts every catalog_version change in `counter`.
     pub fn count_version_changes(mut self, counter: prometheus::IntCounter) -> Self {
         self.version_changes = counter;
+        self
+    }
+
+    /// Counts every catalog built too large to keep in `counter`.
+    pub fn count_oversized(mut self, counter: prometheus::IntCounter) -> Self {
+        self.oversized = counter;
         self
     }
 
@@ -416,13 +425,14 @@ impl CatalogService {
 
     /// A catalog heavier than the cache's share for catalogs is dropped
     /// soon after it is built, so it is fetched whole and rebuilt up to once
-    /// per request: the operator hears of it (at most once a minute), with
-    /// the size that would keep it.
+    /// per request: the operator hears of it (counted every time, logged at
+    /// most once a minute, with the size that would keep it).
     fn warn_if_oversized(&self, tenant: &str, catalog: &TenantCatalog) {
         use std::sync::atomic::Ordering;
         let Some(needed_mib) = catalog_bytes_to_keep(catalog.weight, self.tenant_bytes) else {
             return;
         };
+        self.oversized.inc();
         let now = self.fresh.now();
         let last = self.oversize_warned.load(Ordering::Relaxed);
         let quiet = last != 0 && now.saturating_sub(last) < 60_000;

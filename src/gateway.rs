@@ -235,6 +235,7 @@ impl Gateway {
             let catalog =
                 CatalogService::new(client.clone(), store.clone(), config.cache.catalog_bytes)
                     .count_version_changes(metrics.catalog_version_changes.clone())
+                    .count_oversized(metrics.catalog_oversized.clone())
                     .with_max_age(std::time::Duration::from_millis(
                         config.cache.catalog_max_age_ms,
                     ));

@@ -46,6 +46,7 @@ pub struct Metrics {
     pub diagnostics: IntCounterVec,
     pub request_errors: IntCounterVec,
     pub catalog_version_changes: IntCounter,
+    pub catalog_oversized: IntCounter,
     pub session_rejects: IntCounterVec,
     pub rate_limited: IntCounterVec,
     pub runs_in_flight: IntGauge,
@@ -143,6 +144,11 @@ impl Metrics {
                 &registry,
                 "pilotage_catalog_version_changes_total",
                 "Times a tenant's engine catalog changed its contract (a new catalog_version) as seen by this instance.",
+            ),
+            catalog_oversized: counter(
+                &registry,
+                "pilotage_catalog_oversized_total",
+                "Tenant catalogs built larger than [cache] catalog_bytes keeps (each is fetched whole again, up to once per request).",
             ),
             session_rejects: counter_vec(
                 &registry,

@@ -2,7 +2,8 @@
 //! catalog is served from memory for its age (the engine is not asked
 //! again, and a change of the engine's catalog waits for the age), a
 //! promotion through this instance shows at once, and 0 asks the engine on
-//! every request.
+//! every request. A catalog too large for `cache.catalog_bytes` still
+//! answers and is counted.
 
 use crate::common::engine_env::ids_of;
 use crate::common::{ACME_OPS, LANG, Mcp, TestEnv, write_program};
@@ -96,4 +97,57 @@ async fn zero_asks_the_engine_on_every_request() {
     assert_eq!(env.engine.requests().await, before + 3);
     reword_echo(&env, "Echo, reworded: the next answer shows it.").await;
     assert_ne!(catalog(&c).await["catalog_version"], first);
+}
+
+/// A catalog larger than `[cache] catalog_bytes` keeps still answers, in
+/// full, and is counted for the operator; one that fits is not.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_catalog_too_large_for_the_cache_still_answers_and_is_counted() {
+    let env = TestEnv::with_config(CONFIG, |c| {
+        // 192 KiB for catalogs: the shipped one fits, forty more do not.
+        c.cache.catalog_bytes = 256 * 1024;
+    })
+    .await;
+    let c = env.client(ACME_OPS);
+    let small = catalog(&c).await;
+    assert_eq!(oversized(&env).await, 0.0, "the shipped catalog fits");
+    // Forty capabilities with 3 KB descriptions: about 400 KB as entries.
+    let doc = "x".repeat(3000);
+    for i in 0..40 {
+        let name = format!("big.op_{i:02}");
+        let cap = json!({"name": name, "title": format!("Op {i}"), "doc": doc,
+            "params": {"type": "object"}, "effect": "read", "tags": []});
+        env.engine.put_capability(&name, &cap, Some("acme")).await;
+    }
+    let page = list(
+        &c,
+        json!({"language": LANG, "verb": "list", "q": "big.op_"}),
+    )
+    .await;
+    assert_ne!(page["catalog_version"], small["catalog_version"]);
+    assert!(
+        page["next_cursor"].is_string(),
+        "40 entries need pages: {page}"
+    );
+    let last = list(
+        &c,
+        json!({"language": LANG, "verb": "get", "id": "big.op_39"}),
+    )
+    .await;
+    assert_eq!(last["entry"]["description"], json!(doc));
+    assert!(oversized(&env).await >= 1.0);
+}
+
+async fn oversized(env: &TestEnv) -> f64 {
+    let base = env.url.trim_end_matches("/mcp");
+    let text = reqwest::get(format!("{base}/metrics"))
+        .await
+        .expect("GET /metrics")
+        .text()
+        .await
+        .expect("metrics body");
+    text.lines()
+        .find_map(|l| l.strip_prefix("pilotage_catalog_oversized_total "))
+        .and_then(|v| v.parse().ok())
+        .expect("the counter is exported")
 }

@@ -139,14 +139,9 @@ async fn a_catalog_too_large_for_the_cache_still_answers_and_is_counted() {
 }
 
 async fn oversized(env: &TestEnv) -> f64 {
-    let base = env.url.trim_end_matches("/mcp");
-    let text = reqwest::get(format!("{base}/metrics"))
+    crate::metrics::scrape(env)
         .await
-        .expect("GET /metrics")
-        .text()
-        .await
-        .expect("metrics body");
-    text.lines()
+        .lines()
         .find_map(|l| l.strip_prefix("pilotage_catalog_oversized_total "))
         .and_then(|v| v.parse().ok())
         .expect("the counter is exported")

@@ -73,7 +73,8 @@ fn promtool_check(text: &str) {
     );
 }
 
-async fn scrape(env: &TestEnv) -> String {
+/// The gateway's `/metrics` text (HTTP 200, Prometheus text format).
+pub(crate) async fn scrape(env: &TestEnv) -> String {
     let base = env.url.trim_end_matches("/mcp");
     let r = reqwest::get(format!("{base}/metrics"))
         .await

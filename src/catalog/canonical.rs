@@ -70,9 +70,19 @@ pub fn in_halves<T: Send, U: Send>(mut items: Vec<T>, f: impl Fn(T) -> U + Sync)
         return items.into_iter().map(f).collect();
     }
     let second = items.split_off(items.len() / 2);
+    let f = &f;
+    // The second thread logs where the caller does and inside its span, so
+    // what it logs (an unmapped effect, say) still names the request.
+    let dispatch = tracing::dispatcher::get_default(Clone::clone);
+    let span = tracing::Span::current();
     std::thread::scope(|scope| {
-        let other = scope.spawn(|| second.into_iter().map(&f).collect::<Vec<_>>());
-        let mut out: Vec<U> = items.into_iter().map(&f).collect();
+        let other = scope.spawn(move || {
+            tracing::dispatcher::with_default(&dispatch, || {
+                let _in_caller = span.enter();
+                second.into_iter().map(f).collect::<Vec<_>>()
+            })
+        });
+        let mut out: Vec<U> = items.into_iter().map(f).collect();
         match other.join() {
             Ok(rest) => out.extend(rest),
             // The other half panicked: so does the caller, as it would have
@@ -167,6 +177,21 @@ impl Serialize for Canonical<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_second_thread_works_inside_the_callers_span() {
+        tracing::subscriber::with_default(tracing_subscriber::registry(), || {
+            let request = tracing::info_span!("request");
+            let _in_request = request.enter();
+            let seen = in_halves((0..PARALLEL_FROM).collect(), |_: usize| {
+                (std::thread::current().id(), tracing::Span::current().id())
+            });
+            let threads: std::collections::HashSet<_> = seen.iter().map(|(t, _)| *t).collect();
+            assert_eq!(threads.len(), 2, "the items were shared by two threads");
+            assert!(request.id().is_some());
+            assert!(seen.iter().all(|(_, span)| *span == request.id()));
+        });
+    }
 
     #[test]
     fn keys_are_sorted_at_every_level_without_whitespace() {

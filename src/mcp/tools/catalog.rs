@@ -158,7 +158,14 @@ fn get(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
     };
     match view.get(id).filter(|e| visible_to(lang, e)) {
         Some(entry) => Ok(Reply::new(
-            json!({"entry": entry.as_ref(), "catalog_version": view.version}),
+            // Cloned, not through `json!` (see `list`).
+            Value::Object(serde_json::Map::from_iter([
+                ("entry".to_string(), Value::clone(entry)),
+                (
+                    "catalog_version".to_string(),
+                    Value::String(view.version.clone()),
+                ),
+            ])),
             format!("entry {id}"),
         )),
         // The same answer whether the entry exists for someone else or not at all.

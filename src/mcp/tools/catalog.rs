@@ -92,8 +92,7 @@ fn list(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
         })
         .filter(|e| q.as_deref().is_none_or(|q| matches_query(e, q)))
         .collect();
-    // Cloned into the answer, never through `json!` (which serialises
-    // every entry into a new tree, re-hashing each key).
+    // Cloned into the answer (see `versioned`).
     let page: Vec<Value> = matching
         .iter()
         .skip(offset)
@@ -101,13 +100,7 @@ fn list(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
         .map(|e| Value::clone(e))
         .collect();
     let shown = page.len();
-    let mut out = Value::Object(serde_json::Map::from_iter([
-        ("items".to_string(), Value::Array(page)),
-        (
-            "catalog_version".to_string(),
-            Value::String(view.version.clone()),
-        ),
-    ]));
+    let mut out = versioned("items", Value::Array(page), view);
     let next = offset + shown;
     if next < matching.len() {
         out["next_cursor"] = Value::String(encode_cursor(next, filter_hash));
@@ -119,6 +112,19 @@ fn list(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
         view.version
     );
     Ok(Reply::new(out, summary))
+}
+
+/// An answer of `member` and the view's `catalog_version`. Built as an
+/// object of the values given, never through `json!`, which would serialise
+/// every entry into a new tree, re-hashing each key.
+fn versioned(member: &str, value: Value, view: &CatalogView) -> Value {
+    Value::Object(serde_json::Map::from_iter([
+        (member.to_string(), value),
+        (
+            "catalog_version".to_string(),
+            Value::String(view.version.clone()),
+        ),
+    ]))
 }
 
 /// Case-insensitive substring match over id, name, description and tags.
@@ -158,14 +164,7 @@ fn get(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
     };
     match view.get(id).filter(|e| visible_to(lang, e)) {
         Some(entry) => Ok(Reply::new(
-            // Cloned, not through `json!` (see `list`).
-            Value::Object(serde_json::Map::from_iter([
-                ("entry".to_string(), Value::clone(entry)),
-                (
-                    "catalog_version".to_string(),
-                    Value::String(view.version.clone()),
-                ),
-            ])),
+            versioned("entry", Value::clone(entry), view),
             format!("entry {id}"),
         )),
         // The same answer whether the entry exists for someone else or not at all.

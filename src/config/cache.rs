@@ -16,6 +16,9 @@ pub struct CacheConfig {
     pub verdict_bytes: u64,
     /// Tenants' mapped catalogs (and principals' promoted-program listings).
     pub catalog_bytes: u64,
+    /// Catalog list pages as answered (tree and JSON text), reused while
+    /// the caller's `catalog_version` holds.
+    pub page_bytes: u64,
     /// How long a tenant's catalog and a principal's promoted programs are
     /// reused after the engine (or the store) last confirmed them, in
     /// milliseconds; 0 asks on every request. A change of the engine's
@@ -28,6 +31,7 @@ impl Default for CacheConfig {
         Self {
             verdict_bytes: 16 * MIB,
             catalog_bytes: 32 * MIB,
+            page_bytes: 4 * MIB,
             catalog_max_age_ms: 1_000,
         }
     }
@@ -40,6 +44,7 @@ impl CacheConfig {
         for (key, value) in [
             ("cache.verdict_bytes", self.verdict_bytes),
             ("cache.catalog_bytes", self.catalog_bytes),
+            ("cache.page_bytes", self.page_bytes),
         ] {
             if value < MIN_BYTES {
                 out.push((

@@ -16,7 +16,7 @@ use axum::extract::ConnectInfo;
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Response, header};
 use rmcp::ErrorData as McpError;
-use rmcp::model::CallToolResult;
+use super::answer::Answer;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -62,17 +62,16 @@ pub async fn within_budget(
     principal: &Principal,
     caller: Caller,
     retry_after: Option<&RetryAfter>,
-    call: impl Future<Output = Result<CallToolResult, McpError>>,
-) -> Result<CallToolResult, McpError> {
+    call: impl Future<Output = Result<Answer, McpError>>,
+) -> Result<Answer, McpError> {
     let result = match gw.limits.admit_call(principal, &caller) {
         Err(refused) => Ok(super::tools::envelope(Err(refused))),
         Ok(()) => caller.serving(call).await,
     };
     if let (Some(slot), Ok(answer)) = (retry_after, &result)
-        && answer.is_error == Some(true)
+        && answer.is_error()
         && let Some(ms) = answer
-            .structured_content
-            .as_ref()
+            .structured()
             .and_then(|s| s.get("retry_after_ms"))
             .and_then(serde_json::Value::as_u64)
     {

@@ -10,15 +10,20 @@
 //! revisions) still goes through rmcp. The answer is rmcp's own message
 //! type, serialised the way its transport does; the result is shaped for an
 //! older peer as rmcp's handler shapes it (no `resultType`, object-only
-//! structured output).
+//! structured output). Shared structured content ([`Rendered`]) is written
+//! from its stored text, inside the same rmcp response type.
 
+use super::answer::{Answer, Rendered};
 use super::arguments::PlainCall;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientJsonRpcMessage, ClientRequest, GetMeta,
-    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ClientRequest,
+    GetMeta, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerJsonRpcMessage,
+    ServerResult,
 };
+use serde::Serialize;
+use serde_json::value::RawValue;
 
 const PROTOCOL_HEADER: &str = "mcp-protocol-version";
 
@@ -75,21 +80,32 @@ fn legacy_revision(headers: &HeaderMap) -> bool {
             .any(|v| v.as_str() == version)
 }
 
+/// rmcp's result with shared structured content written from its text: the
+/// result's other members as rmcp writes them, `structuredContent` as stored.
+#[derive(Serialize)]
+struct SharedResult<'a> {
+    #[serde(flatten)]
+    result: &'a CallToolResult,
+    #[serde(rename = "structuredContent")]
+    structured: &'a RawValue,
+}
+
 /// The JSON-RPC answer to `id`, as rmcp's JSON response mode writes it.
-pub fn answer(
-    id: RequestId,
-    result: Result<rmcp::model::CallToolResult, rmcp::ErrorData>,
-) -> Response<Body> {
-    let message = match result {
-        Ok(r) => {
-            let mut result = ServerResult::from(CallToolResponse::from(r));
+pub fn answer(id: RequestId, result: Result<Answer, rmcp::ErrorData>) -> Response<Body> {
+    let body = match result {
+        Ok(Answer {
+            result,
+            shared: Some(shared),
+        }) => shared_answer(id, result, &shared),
+        Ok(answer) => {
+            let mut result = ServerResult::from(CallToolResponse::from(answer.into_result()));
             result.strip_result_type_for_legacy_peer();
             result.strip_non_object_output_for_legacy_peer();
-            ServerJsonRpcMessage::response(result, id)
+            serde_json::to_vec(&ServerJsonRpcMessage::response(result, id))
         }
-        Err(e) => ServerJsonRpcMessage::error(e, Some(id)),
+        Err(e) => serde_json::to_vec(&ServerJsonRpcMessage::error(e, Some(id))),
     };
-    match serde_json::to_vec(&message) {
+    match body {
         Ok(body) => {
             let mut response = Response::new(Body::from(body));
             response.headers_mut().insert(
@@ -105,4 +121,24 @@ pub fn answer(
             &format!("the answer could not be written: {e}"),
         ),
     }
+}
+
+/// The answer of a result with shared content, shaped for an older peer as
+/// [`answer`] shapes the others: no `resultType`; the shared content is
+/// always an object (the manifest, a catalog page).
+fn shared_answer(
+    id: RequestId,
+    mut result: CallToolResult,
+    shared: &Rendered,
+) -> serde_json::Result<Vec<u8>> {
+    result.result_type = None;
+    result.structured_content = None;
+    serde_json::to_vec(&JsonRpcResponse {
+        jsonrpc: JsonRpcVersion2_0,
+        id,
+        result: SharedResult {
+            result: &result,
+            structured: &shared.text,
+        },
+    })
 }

@@ -2,6 +2,7 @@
 //! mode with JSON responses, our front for parse errors and signed sessions,
 //! and the Pilotage tools.
 
+pub mod answer;
 pub mod arguments;
 pub mod budget;
 pub mod carrier;

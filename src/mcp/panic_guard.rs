@@ -7,7 +7,7 @@ use super::tools::envelope;
 use crate::pilotage::RequestError;
 use futures_util::FutureExt;
 use rmcp::ErrorData as McpError;
-use rmcp::model::CallToolResult;
+use super::answer::Answer;
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -15,8 +15,8 @@ use std::panic::AssertUnwindSafe;
 /// `call`, answering `internal` if it panics.
 pub async fn guarded(
     tool: &str,
-    call: impl Future<Output = Result<CallToolResult, McpError>>,
-) -> Result<CallToolResult, McpError> {
+    call: impl Future<Output = Result<Answer, McpError>>,
+) -> Result<Answer, McpError> {
     // Nothing the call borrowed is used after a panic: the request ends here.
     match AssertUnwindSafe(call).catch_unwind().await {
         Ok(answer) => answer,
@@ -51,8 +51,8 @@ mod tests {
         })
         .await
         .expect("an answer, not a carrier error");
-        assert_eq!(answer.is_error, Some(true));
-        let structured = answer.structured_content.unwrap();
+        assert!(answer.is_error());
+        let structured = answer.structured().unwrap();
         assert_eq!(structured["error"]["kind"], "internal");
         assert!(!structured.to_string().contains("10.0.0.7"), "{structured}");
     }
@@ -63,7 +63,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            answer.structured_content.unwrap()["error"]["kind"],
+            answer.structured().unwrap()["error"]["kind"],
             "invalid_request"
         );
     }

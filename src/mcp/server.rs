@@ -6,6 +6,7 @@
 //! served the surface of its permissions: its own tools, manifest and
 //! initialize/discover result, a tool outside them being unknown (`-32602`).
 
+use super::answer::{Answer, Rendered};
 use super::arguments::LiftedArguments;
 use super::budget;
 use super::tool_list::{self, ToolRole, ToolSpec};
@@ -18,7 +19,7 @@ use crate::telemetry::tool_call;
 use crate::telemetry::trace_context::TraceContext;
 use axum::http::request::Parts;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult,
+    CallToolRequestParams, CallToolResponse, DiscoverResult,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
     ProtocolVersion, Tool,
 };
@@ -40,6 +41,8 @@ struct Inner {
     /// One surface per distinct permission set (see
     /// [`Permissions::surface_index`]); the last one has every permission.
     surfaces: Vec<Surface>,
+    /// Catalog list pages, while their version holds.
+    pages: tools::catalog_pages::CatalogPages,
 }
 
 /// What a principal with one permission set is offered: its tools (with
@@ -49,7 +52,8 @@ struct Surface {
     tools: Vec<Tool>,
     validators: HashMap<String, jsonschema::Validator>,
     info: InitializeResult,
-    manifest: Value,
+    /// Written once: every manifest call shares it.
+    manifest: Arc<Rendered>,
 }
 
 /// The welcome text (Part III §3.4).
@@ -82,7 +86,7 @@ impl Surface {
             tools,
             validators,
             info,
-            manifest,
+            manifest: Rendered::new(manifest),
         })
     }
 }
@@ -94,7 +98,11 @@ impl PilotageServer {
             .map(|i| Surface::build(&gw, Permissions::from_surface_index(i)))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
-            inner: Arc::new(Inner { gw, surfaces }),
+            inner: Arc::new(Inner {
+                pages: tools::catalog_pages::CatalogPages::new(gw.config.cache.page_bytes),
+                gw,
+                surfaces,
+            }),
         })
     }
 
@@ -109,7 +117,7 @@ impl PilotageServer {
         name: &str,
         arguments: serde_json::Map<String, Value>,
         principal: &Principal,
-    ) -> Result<CallToolResult, McpError> {
+    ) -> Result<Answer, McpError> {
         let inner = &self.inner;
         let surface = self.surface(Some(principal));
         // A tool this principal is not offered does not exist for it, the
@@ -141,7 +149,7 @@ impl PilotageServer {
         let result = match &spec.role {
             ToolRole::Manifest => tools::manifest::call(gw, &surface.manifest),
             ToolRole::Guide => tools::get_guide::call(gw, &args),
-            ToolRole::Catalog => tools::catalog::call(gw, principal, &args).await,
+            ToolRole::Catalog => tools::catalog::call(gw, &inner.pages, principal, &args).await,
             ToolRole::Validate(l) => match language(l) {
                 Some(lang) => tools::validate::call(gw, &lang, principal, &args).await,
                 None => return Err(McpError::internal_error("language vanished", None)),
@@ -253,7 +261,9 @@ impl ServerHandler for PilotageServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let parts = context.extensions.get::<Parts>();
-        self.call(request, parts).await.map(CallToolResponse::from)
+        self.call(request, parts)
+            .await
+            .map(|answer| CallToolResponse::from(answer.into_result()))
     }
 }
 
@@ -264,7 +274,7 @@ impl PilotageServer {
         &self,
         request: CallToolRequestParams,
         parts: Option<&Parts>,
-    ) -> Result<CallToolResult, McpError> {
+    ) -> Result<Answer, McpError> {
         let principal = parts
             .and_then(|p| p.extensions.get::<Principal>())
             .cloned()
@@ -320,7 +330,7 @@ impl PilotageServer {
         let run_id = result
             .as_ref()
             .ok()
-            .and_then(|r| r.structured_content.as_ref())
+            .and_then(Answer::structured)
             .and_then(|s| s.get("run_id"))
             .and_then(Value::as_str);
         // Only a collector reads the span's closing fields: the request's

@@ -4,25 +4,25 @@
 
 use crate::metrics::Metrics;
 use rmcp::ErrorData as McpError;
-use rmcp::model::CallToolResult;
+use crate::mcp::answer::Answer;
 use serde_json::Value;
 use std::time::Duration;
 
 /// The outcome label of an answer: the request-error kind of an `isError`
 /// result, the run status of an execute, `carrier_error` for a JSON-RPC
 /// error, else `ok`.
-pub fn outcome(result: &Result<CallToolResult, McpError>) -> String {
+pub fn outcome(result: &Result<Answer, McpError>) -> String {
     let Ok(r) = result else {
         return "carrier_error".into();
     };
-    let structured = r.structured_content.as_ref();
+    let structured = r.structured();
     let field = |pointer: &str| {
         structured
             .and_then(|s| s.pointer(pointer))
             .and_then(Value::as_str)
             .map(str::to_string)
     };
-    if r.is_error == Some(true) {
+    if r.is_error() {
         return field("/error/kind").unwrap_or_else(|| "internal".into());
     }
     field("/outcome/status").unwrap_or_else(|| "ok".into())
@@ -36,7 +36,7 @@ pub fn record(
     execute: bool,
     tool: &str,
     language: &str,
-    result: &Result<CallToolResult, McpError>,
+    result: &Result<Answer, McpError>,
     outcome: &str,
     took: Duration,
 ) {
@@ -47,10 +47,10 @@ pub fn record(
     let Ok(r) = result else {
         return;
     };
-    let Some(structured) = r.structured_content.as_ref() else {
+    let Some(structured) = r.structured() else {
         return;
     };
-    if r.is_error == Some(true) {
+    if r.is_error() {
         metrics.request_errors.with_label_values(&[outcome]).inc();
         return;
     }

@@ -3,10 +3,12 @@
 //! that do not apply to the verb, or need an undeclared sub-feature, are
 //! `invalid_request`. Every answer carries the caller's `catalog_version`.
 
+use super::catalog_pages::{CatalogPages, Page, PageKey};
 use super::{Args, Reply, ToolResult, inapplicable};
 use crate::auth::Principal;
 use crate::catalog::CatalogView;
 use crate::gateway::{Gateway, LanguageRuntime};
+use crate::mcp::answer::Rendered;
 use crate::pilotage::{RequestError, RequestErrorKind};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -14,7 +16,12 @@ use std::sync::Arc;
 
 pub const NAME: &str = "pilotage_catalog";
 
-pub async fn call(gw: &Gateway, principal: &Principal, args: &Args) -> ToolResult {
+pub async fn call(
+    gw: &Gateway,
+    pages: &CatalogPages,
+    principal: &Principal,
+    args: &Args,
+) -> ToolResult {
     let language = args.str("language").unwrap_or_default();
     let lang = gw.language_or_not_found(language)?;
     let verb = args.str("verb").unwrap_or_default();
@@ -44,7 +51,7 @@ pub async fn call(gw: &Gateway, principal: &Principal, args: &Args) -> ToolResul
         .await
         .map_err(|e| e.before_execution())?;
     match verb {
-        "list" => list(lang, &view, args),
+        "list" => list(lang, pages, principal, &view, args),
         "get" => get(lang, &view, args),
         _ => changed(lang, principal, &view, args).await,
     }
@@ -57,7 +64,15 @@ fn visible_to(lang: &LanguageRuntime, entry: &Value) -> bool {
     }
 }
 
-fn list(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
+/// A page of the entries that pass the filters: answered from `pages` while
+/// the caller's `catalog_version` holds, else built, written and kept.
+fn list(
+    lang: &LanguageRuntime,
+    pages: &CatalogPages,
+    principal: &Principal,
+    view: &CatalogView,
+    args: &Args,
+) -> ToolResult {
     let kind = args.str("kind");
     let tag = args.str("tag");
     let q = args.str("q").map(str::to_lowercase);
@@ -78,6 +93,17 @@ fn list(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
         .value("limit")
         .and_then(Value::as_u64)
         .map_or(cap, |l| usize::try_from(l).unwrap_or(cap).min(cap).max(1));
+    let key = PageKey {
+        tenant: &principal.tenant,
+        language: &lang.config.name,
+        version: &view.version,
+        filters: &filters,
+        offset,
+        limit,
+    };
+    if let Some(page) = pages.get(&key) {
+        return Ok(Reply::shared(page.rendered.clone(), page.summary.clone()));
+    }
     let matching: Vec<&Arc<Value>> = view
         .entries
         .iter()
@@ -92,7 +118,7 @@ fn list(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
         })
         .filter(|e| q.as_deref().is_none_or(|q| matches_query(e, q)))
         .collect();
-    // Cloned into the answer (see `versioned`).
+    // Cloned into the page (see `versioned`).
     let page: Vec<Value> = matching
         .iter()
         .skip(offset)
@@ -111,7 +137,12 @@ fn list(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
         matching.len(),
         view.version
     );
-    Ok(Reply::new(out, summary))
+    let page = Arc::new(Page {
+        rendered: Rendered::new(out),
+        summary,
+    });
+    pages.keep(&key, page.clone());
+    Ok(Reply::shared(page.rendered.clone(), page.summary.clone()))
 }
 
 /// An answer of `member` and the view's `catalog_version`. Built as an

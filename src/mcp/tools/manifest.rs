@@ -4,19 +4,21 @@
 use super::{Reply, ToolResult};
 use crate::auth::policy::Permissions;
 use crate::gateway::{Gateway, LanguageRuntime};
+use crate::mcp::answer::Rendered;
 use crate::pilotage::VERSION;
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
 pub const NAME: &str = "pilotage_manifest";
 pub const GUIDES_TOOL: &str = "pilotage_get_guide";
 pub const CATALOG_TOOL: &str = "pilotage_catalog";
 
-/// The manifest is built once at start (it depends only on configuration);
-/// each call hands out a copy.
-pub fn call(gw: &Gateway, manifest: &Value) -> ToolResult {
+/// The manifest is built and written once at start (it depends only on
+/// configuration); every call shares it.
+pub fn call(gw: &Gateway, manifest: &Arc<Rendered>) -> ToolResult {
     let manifest = manifest.clone();
     let n = gw.languages.len();
-    Ok(Reply::new(
+    Ok(Reply::shared(
         manifest,
         format!(
             "Pilotage {VERSION} manifest: {n} language{} ({}). Next: read the core guide with {GUIDES_TOOL}.",

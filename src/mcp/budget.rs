@@ -7,6 +7,7 @@
 //! up; the answer itself stays the tool result on HTTP 200, the Pilotage
 //! value an MCP client reads.
 
+use super::answer::Answer;
 use super::session::Session;
 use crate::auth::Principal;
 use crate::gateway::Gateway;
@@ -16,7 +17,6 @@ use axum::extract::ConnectInfo;
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Response, header};
 use rmcp::ErrorData as McpError;
-use super::answer::Answer;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};

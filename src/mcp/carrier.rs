@@ -271,13 +271,16 @@ pub fn body_incomplete() -> Response<Body> {
 /// the same status and its text as the message; every other answer passes.
 pub async fn normalize(response: Response<Body>, id: impl FnOnce() -> Value) -> Response<Body> {
     let status = response.status();
+    if status.is_success() {
+        return response;
+    }
     let is_json = response
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<mime::Mime>().ok())
         .is_some_and(|m| m.essence_str() == mime::APPLICATION_JSON.essence_str());
-    if status.is_success() || is_json {
+    if is_json {
         return response;
     }
     let (parts, body) = response.into_parts();

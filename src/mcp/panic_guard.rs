@@ -3,11 +3,11 @@
 //! caller gets an `internal` request error (counted like any other) and the
 //! cause goes to the log, never to the caller.
 
+use super::answer::Answer;
 use super::tools::envelope;
 use crate::pilotage::RequestError;
 use futures_util::FutureExt;
 use rmcp::ErrorData as McpError;
-use super::answer::Answer;
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;

@@ -6,7 +6,7 @@
 //! served the surface of its permissions: its own tools, manifest and
 //! initialize/discover result, a tool outside them being unknown (`-32602`).
 
-use super::answer::{Answer, Rendered};
+use super::answer::Answer;
 use super::arguments::LiftedArguments;
 use super::budget;
 use super::tool_list::{self, ToolRole, ToolSpec};
@@ -19,9 +19,8 @@ use crate::telemetry::tool_call;
 use crate::telemetry::trace_context::TraceContext;
 use axum::http::request::Parts;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, DiscoverResult,
-    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, Tool,
+    CallToolRequestParams, CallToolResponse, DiscoverResult, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -52,8 +51,7 @@ struct Surface {
     tools: Vec<Tool>,
     validators: HashMap<String, jsonschema::Validator>,
     info: InitializeResult,
-    /// Written once: every manifest call shares it.
-    manifest: Arc<Rendered>,
+    manifest: manifest::ManifestAnswer,
 }
 
 /// The welcome text (Part III §3.4).
@@ -86,7 +84,7 @@ impl Surface {
             tools,
             validators,
             info,
-            manifest: Rendered::new(manifest),
+            manifest: manifest::ManifestAnswer::new(gw, manifest),
         })
     }
 }
@@ -147,7 +145,7 @@ impl PilotageServer {
         let gw = &inner.gw;
         let language = |l: &str| gw.language(l).cloned();
         let result = match &spec.role {
-            ToolRole::Manifest => tools::manifest::call(gw, &surface.manifest),
+            ToolRole::Manifest => tools::manifest::call(&surface.manifest),
             ToolRole::Guide => tools::get_guide::call(gw, &args),
             ToolRole::Catalog => tools::catalog::call(gw, &inner.pages, principal, &args).await,
             ToolRole::Validate(l) => match language(l) {

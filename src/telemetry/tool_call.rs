@@ -2,9 +2,9 @@
 //! outcome (run status, request-error kind, carrier error or ok), and every
 //! diagnostic it returns.
 
+use crate::mcp::answer::Answer;
 use crate::metrics::Metrics;
 use rmcp::ErrorData as McpError;
-use crate::mcp::answer::Answer;
 use serde_json::Value;
 use std::time::Duration;
 

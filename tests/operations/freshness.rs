@@ -146,3 +146,29 @@ async fn oversized(env: &TestEnv) -> f64 {
         .and_then(|v| v.parse().ok())
         .expect("the counter is exported")
 }
+
+/// A catalog page is answered again from memory while its catalog_version
+/// holds; the engine's change moves the version and the page with it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_follows_its_catalog_version() {
+    let env = TestEnv::with_config(CONFIG, |c| c.cache.catalog_max_age_ms = 0).await;
+    let c = env.client(ACME_OPS);
+    let args = json!({"language": LANG, "verb": "list", "q": "echo"});
+    let first = list(&c, args.clone()).await;
+    assert_eq!(list(&c, args.clone()).await, first);
+    reword_echo(&env, "Echo, reworded: the page must show it.").await;
+    let after = list(&c, args).await;
+    assert_ne!(after["catalog_version"], first["catalog_version"]);
+    let echo = after["items"]
+        .as_array()
+        .and_then(|items| {
+            items
+                .iter()
+                .find(|e| e["name"] == "util.echo" || e["id"] == "util.echo")
+        })
+        .unwrap_or_else(|| panic!("no util.echo in {after}"));
+    assert!(
+        echo.to_string().contains("reworded: the page must show it"),
+        "{echo}"
+    );
+}

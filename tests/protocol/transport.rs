@@ -89,6 +89,51 @@ async fn stateless_revision_discovers_and_calls_without_initialize() {
     );
 }
 
+/// The manifest and catalog pages are written once and shared by the calls
+/// that ask for them again: each revision still gets its own shape, and a
+/// repeated call the same content as the first.
+#[tokio::test(flavor = "multi_thread")]
+async fn shared_answers_are_the_same_on_every_revision_and_every_call() {
+    let env = TestEnv::start().await;
+    let page_args = json!({"language": "workflow/v1", "verb": "list", "limit": 2});
+    for (tool, args) in [
+        ("pilotage_manifest", json!({})),
+        ("pilotage_catalog", page_args),
+    ] {
+        let modern = stateless(
+            &env.url,
+            "tools/call",
+            json!({"name": tool, "arguments": args}),
+            Some(tool),
+        )
+        .await;
+        let modern = &modern["result"];
+        assert_eq!(modern["resultType"], "complete", "{modern}");
+        assert_eq!(modern["isError"], false, "{modern}");
+        for revision in ["2025-06-18", "2025-11-25"] {
+            let mut c = env.anonymous();
+            c.protocol = revision.into();
+            let first = c.call(tool, args.clone()).await;
+            let again = c.call(tool, args.clone()).await;
+            assert!(!first.is_error, "{}", first.raw);
+            assert_eq!(
+                first.raw["result"], again.raw["result"],
+                "{tool} {revision}"
+            );
+            assert!(
+                first.raw["result"].get("resultType").is_none(),
+                "{}",
+                first.raw
+            );
+            assert_eq!(
+                first.structured, modern["structuredContent"],
+                "{tool} {revision}"
+            );
+            assert_eq!(first.raw["result"]["content"], modern["content"], "{tool}");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn sessions_are_signed_bound_to_the_principal_and_revocable() {
     let env = TestEnv::start().await;

@@ -96,7 +96,10 @@ mod tests {
         });
         pages.keep(&key("acme", "cv_1"), page);
         assert!(pages.get(&key("acme", "cv_1")).is_some());
-        assert!(pages.get(&key("globex", "cv_1")).is_none(), "another tenant");
+        assert!(
+            pages.get(&key("globex", "cv_1")).is_none(),
+            "another tenant"
+        );
         assert!(pages.get(&key("acme", "cv_2")).is_none(), "another version");
     }
 }

@@ -13,18 +13,31 @@ pub const NAME: &str = "pilotage_manifest";
 pub const GUIDES_TOOL: &str = "pilotage_get_guide";
 pub const CATALOG_TOOL: &str = "pilotage_catalog";
 
-/// The manifest is built and written once at start (it depends only on
-/// configuration); every call shares it.
-pub fn call(gw: &Gateway, manifest: &Arc<Rendered>) -> ToolResult {
-    let manifest = manifest.clone();
-    let n = gw.languages.len();
+/// A permission set's manifest answer, built and written once at start (it
+/// depends only on configuration) and shared by every call.
+pub struct ManifestAnswer {
+    pub rendered: Arc<Rendered>,
+    summary: String,
+}
+
+impl ManifestAnswer {
+    pub fn new(gw: &Gateway, manifest: Value) -> Self {
+        let n = gw.languages.len();
+        Self {
+            rendered: Rendered::new(manifest),
+            summary: format!(
+                "Pilotage {VERSION} manifest: {n} language{} ({}). Next: read the core guide with {GUIDES_TOOL}.",
+                if n == 1 { "" } else { "s" },
+                gw.language_names().join(", ")
+            ),
+        }
+    }
+}
+
+pub fn call(manifest: &ManifestAnswer) -> ToolResult {
     Ok(Reply::shared(
-        manifest,
-        format!(
-            "Pilotage {VERSION} manifest: {n} language{} ({}). Next: read the core guide with {GUIDES_TOOL}.",
-            if n == 1 { "" } else { "s" },
-            gw.language_names().join(", ")
-        ),
+        manifest.rendered.clone(),
+        manifest.summary.clone(),
     ))
 }
 

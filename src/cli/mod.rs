@@ -12,7 +12,7 @@ pub mod probe;
 /// each carrier error as a Rust Debug dump, and the request log line already
 /// says what was refused).
 /// Keep the guard until the process ends: dropping it ends the logging.
-pub fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
+pub fn init_logging() -> crate::telemetry::log_writer::LogGuard {
     init_tracing(None)
 }
 
@@ -28,28 +28,19 @@ fn log_directives(rust_log: Option<&str>) -> String {
 }
 
 /// The logs, and the spans to an OTLP collector when `tracer` is given.
-/// Lines are written to stderr by a thread of their own, in batches (one
-/// write for whatever queued up meanwhile), so a request never waits on the
-/// pipe or file behind stderr; nothing is dropped (a full queue makes the
-/// logging thread wait). The guard writes out what is queued when dropped.
+/// Lines are written to stderr by a thread of their own, in batches
+/// (`telemetry/log_writer.rs`), so a request never waits on the pipe or file
+/// behind stderr; nothing is dropped. The guard writes out what is queued
+/// when dropped.
 fn init_tracing(
     tracer: Option<opentelemetry_sdk::trace::SdkTracer>,
-) -> tracing_appender::non_blocking::WorkerGuard {
+) -> crate::telemetry::log_writer::LogGuard {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::new(log_directives(
         std::env::var("RUST_LOG").ok().as_deref(),
     ));
-    let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        // The queue is allocated whole: 8,192 lines is a fraction of a
-        // second of a busy gateway's lines, in a quarter of a MiB.
-        .buffered_lines_limit(8192)
-        .thread_name("pilotage-log")
-        .finish(std::io::BufWriter::with_capacity(
-            64 * 1024,
-            std::io::stderr(),
-        ));
+    let (stderr, guard) = crate::telemetry::log_writer::spawn(std::io::stderr());
     // The span list carries the request span (request_id, trace_id) into
     // every line logged while serving a request, however deep.
     let logs = tracing_subscriber::fmt::layer()

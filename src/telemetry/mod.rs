@@ -4,6 +4,7 @@
 
 pub mod engine;
 pub mod log_format;
+pub mod log_writer;
 pub mod otel_env;
 pub mod otlp;
 pub mod request_log;

@@ -32,11 +32,19 @@ pub struct PageKey<'a> {
 
 impl PageKey<'_> {
     fn text(&self) -> String {
-        // Tenant and language names cannot hold a newline; the filters
-        // (debug-quoted) and the version cannot either.
+        // The tenant (a token's claim, any text) goes first with its
+        // length, so no tenant's key can spell another's; the language is
+        // configured, the version hex and the filters debug-quoted, so
+        // none of them holds the newline between them.
         format!(
-            "{}\n{}\n{}\n{}\n{}\n{}",
-            self.tenant, self.language, self.version, self.filters, self.offset, self.limit
+            "{}:{}\n{}\n{}\n{}\n{}\n{}",
+            self.tenant.len(),
+            self.tenant,
+            self.language,
+            self.version,
+            self.filters,
+            self.offset,
+            self.limit
         )
     }
 }
@@ -101,5 +109,8 @@ mod tests {
             "another tenant"
         );
         assert!(pages.get(&key("acme", "cv_2")).is_none(), "another version");
+        // A tenant whose name spells the start of another's key.
+        let spelled = "acme\nworkflow/v1\ncv_1";
+        assert!(pages.get(&key(spelled, "cv_1")).is_none());
     }
 }

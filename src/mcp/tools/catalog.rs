@@ -77,10 +77,11 @@ fn list(
     let tag = args.str("tag");
     let q = args.str("q").map(str::to_lowercase);
     let filters = format!("{kind:?}|{tag:?}|{q:?}");
-    let filter_hash = &hex::encode(Sha256::digest(filters.as_bytes()))[..8];
+    // Read only for a cursor: a page kept in `pages` needs none.
+    let filter_hash = || hex::encode(&Sha256::digest(filters.as_bytes())[..4]);
     let offset = match args.str("cursor") {
         None => 0,
-        Some(c) => decode_cursor(c, filter_hash).ok_or_else(|| {
+        Some(c) => decode_cursor(c, &filter_hash()).ok_or_else(|| {
             RequestError::invalid(
                 "unknown or foreign cursor: pass next_cursor back unchanged, with the same filters",
             )
@@ -102,7 +103,7 @@ fn list(
         limit,
     };
     if let Some(page) = pages.get(&key) {
-        return Ok(Reply::shared(page.rendered.clone(), page.summary.clone()));
+        return Ok(page.reply());
     }
     let matching: Vec<&Arc<Value>> = view
         .entries
@@ -129,7 +130,7 @@ fn list(
     let mut out = versioned("items", Value::Array(page), view);
     let next = offset + shown;
     if next < matching.len() {
-        out["next_cursor"] = Value::String(encode_cursor(next, filter_hash));
+        out["next_cursor"] = Value::String(encode_cursor(next, &filter_hash()));
     }
     let summary = format!(
         "{} of {} entries (catalog_version {})",
@@ -142,7 +143,7 @@ fn list(
         summary,
     });
     pages.keep(&key, page.clone());
-    Ok(Reply::shared(page.rendered.clone(), page.summary.clone()))
+    Ok(page.reply())
 }
 
 /// An answer of `member` and the view's `catalog_version`. Built as an

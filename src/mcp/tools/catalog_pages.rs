@@ -5,6 +5,7 @@
 //! moves. Keys start with the tenant, so no page is shared across tenants;
 //! the cache is bounded by the pages' estimated bytes (`cache.page_bytes`).
 
+use super::Reply;
 use crate::mcp::answer::Rendered;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +18,13 @@ const IDLE: Duration = Duration::from_secs(60);
 pub struct Page {
     pub rendered: Arc<Rendered>,
     pub summary: String,
+}
+
+impl Page {
+    /// The page as a tool's reply, sharing its content.
+    pub fn reply(&self) -> Reply {
+        Reply::shared(self.rendered.clone(), self.summary.clone())
+    }
 }
 
 /// What names a page.

@@ -231,12 +231,12 @@ mod tests {
     fn span_fields_are_one_json_object_and_later_ones_join_it() {
         use tracing::subscriber::with_default;
         use tracing_subscriber::layer::SubscriberExt;
-        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        let lines = crate::telemetry::TestSink::default();
         let sink = lines.clone();
         let layer = tracing_subscriber::fmt::layer()
             .fmt_fields(SpanFields)
             .event_format(JsonLine)
-            .with_writer(move || Sink(sink.clone()));
+            .with_writer(move || sink.clone());
         with_default(tracing_subscriber::registry().with(layer), || {
             let outer = tracing::info_span!("outer", empty = tracing::field::Empty);
             let inner = outer.in_scope(|| {
@@ -246,7 +246,7 @@ mod tests {
             outer.record("empty", true);
             outer.in_scope(|| inner.in_scope(|| tracing::info!(n = 3, "hello")));
         });
-        let text = String::from_utf8(lines.lock().unwrap().clone()).unwrap();
+        let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
         let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
         assert_eq!(line["message"], "hello");
         assert_eq!(line["n"], 3);
@@ -257,18 +257,6 @@ mod tests {
                 {"a": 1, "b": "q\"", "late": 2.5, "name": "inner"}
             ])
         );
-    }
-
-    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Sink {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
     }
 
     #[test]

@@ -150,20 +150,7 @@ impl Drop for LogGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A `Write` whose bytes the test can read after the thread is gone.
-    #[derive(Clone, Default)]
-    struct Sink(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Sink {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::telemetry::TestSink as Sink;
 
     #[test]
     fn every_line_from_every_thread_is_written_whole_by_the_time_the_guard_is_dropped() {

@@ -11,3 +11,20 @@ pub mod request_log;
 pub mod span_context;
 pub mod tool_call;
 pub mod trace_context;
+
+/// A `Write` the logging tests read back: every clone appends to the same
+/// bytes.
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub(crate) struct TestSink(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+#[cfg(test)]
+impl std::io::Write for TestSink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

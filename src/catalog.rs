@@ -18,11 +18,13 @@
 //! hashes are rebuilt only when the contract changed.
 
 mod canonical;
+mod entry;
 pub mod fresh;
 pub mod risk_when;
 
-use canonical::{EntryDigest, VersionHasher, entry_digest, in_halves, revision};
+use canonical::{EntryDigest, VersionHasher, in_halves};
 pub use canonical::{canonical_json, version_of, write_canonical_to};
+pub use entry::Entry;
 
 use crate::auth::Principal;
 use crate::engines::json_path::{pick, pick_field};
@@ -68,7 +70,7 @@ const SNAPSHOT_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// One tenant's capability entries, rebuilt only when the engine's body changes.
 struct TenantCatalog {
-    entries: Vec<Arc<Value>>,
+    entries: Vec<Arc<Entry>>,
     /// Capability id → (position in `entries`, risk).
     index: Arc<HashMap<String, (usize, RiskHints)>>,
     /// The version's hash state after the capabilities, cloned per request
@@ -119,7 +121,7 @@ impl TenantSlot {
 pub struct CatalogView {
     pub version: String,
     /// Capabilities then programs, each ordered by id.
-    pub entries: Vec<Arc<Value>>,
+    pub entries: Vec<Arc<Entry>>,
     /// Entry id → content digest, the changed_since baseline.
     digests: Arc<BTreeMap<String, String>>,
     /// Capability id → (position in `entries`, risk).
@@ -127,14 +129,15 @@ pub struct CatalogView {
 }
 
 impl CatalogView {
-    pub fn get(&self, id: &str) -> Option<&Arc<Value>> {
+    pub fn get(&self, id: &str) -> Option<&Entry> {
         if let Some((i, _)) = self.index.get(id) {
-            return self.entries.get(*i);
+            return self.entries.get(*i).map(|e| &**e);
         }
         // Programs: few per caller, after the capabilities.
         self.entries[self.index.len().min(self.entries.len())..]
             .iter()
-            .find(|e| e.get("id").and_then(Value::as_str) == Some(id))
+            .find(|e| e.id() == id)
+            .map(|e| &**e)
     }
 
     /// Risk of a capability the caller can see.
@@ -146,7 +149,7 @@ impl CatalogView {
     pub fn callable_names(&self) -> Vec<String> {
         self.entries[..self.index.len().min(self.entries.len())]
             .iter()
-            .filter_map(|e| e.get("id").and_then(Value::as_str).map(str::to_string))
+            .map(|e| e.id().to_string())
             .collect()
     }
 
@@ -180,7 +183,10 @@ impl CatalogView {
             .collect();
         CatalogView {
             version: "cv_test".into(),
-            entries: entries.into_iter().map(Arc::new).collect(),
+            entries: entries
+                .into_iter()
+                .map(|e| Arc::new(Entry::new(e).0))
+                .collect(),
             digests: Arc::new(BTreeMap::new()),
             index: Arc::new(index),
         }
@@ -472,25 +478,21 @@ impl CatalogService {
         let mut weight = 512;
         for Mapped {
             id,
-            mut entry,
+            entry,
             risk,
             digest,
             weight: entry_weight,
         } in mapped
         {
             prefix.add(&digest);
-            let digest = revision(&digest);
-            if let Some(obj) = entry.as_object_mut() {
-                obj.insert("revision".into(), Value::String(digest.clone()));
-            }
-            // The entry with its revision, and its baseline row.
+            let revision = canonical::revision(&digest);
+            // The entry, its baseline row and its index row.
             weight += entry_weight
-                + REVISION_WEIGHT
                 + 64
                 + 2 * crate::weigh::text(&id)
-                + crate::weigh::text(&digest)
+                + crate::weigh::text(&revision)
                 + 64;
-            digests.insert(id.clone(), digest);
+            digests.insert(id.clone(), revision);
             index.insert(id, (out.len(), risk));
             out.push(Arc::new(entry));
         }
@@ -504,12 +506,13 @@ impl CatalogService {
         }
     }
 
-    /// One engine capability mapped, hashed and weighed.
+    /// One engine capability mapped, written as text, hashed and weighed.
     fn mapped(&self, cap: Value) -> Option<Mapped> {
         let (id, entry, risk) = self.entry(cap)?;
+        let (entry, digest) = Entry::new(entry);
         Some(Mapped {
-            digest: entry_digest(&entry),
-            weight: crate::weigh::json(&entry),
+            digest,
+            weight: entry.weight(),
             id,
             entry,
             risk,
@@ -611,18 +614,13 @@ fn catalog_bytes_to_keep(weight: u64, tenant_bytes: u64) -> Option<u64> {
     (weight > tenant_bytes).then(|| (weight + weight / 3).div_ceil(MIB) + 1)
 }
 
-/// The estimated bytes a `revision` member adds to an entry, as
-/// [`crate::weigh::json`] counts a member: key, 16-digit string, their
-/// blocks and the value itself.
-const REVISION_WEIGHT: u64 = 96 + std::mem::size_of::<Value>() as u64;
-
 /// One engine capability as its tenant's catalog keeps it.
 struct Mapped {
     id: String,
-    entry: Value,
+    entry: Entry,
     risk: RiskHints,
     digest: EntryDigest,
-    /// Estimated heap bytes of `entry` (without its revision).
+    /// Estimated heap bytes of `entry`.
     weight: u64,
 }
 
@@ -663,17 +661,12 @@ fn compose(tenant: &TenantCatalog, programs: &[Value]) -> CatalogView {
     let mut digests = (*tenant.digests).clone();
     let mut entries = tenant.entries.clone();
     for entry in programs {
-        let digest = entry_digest(entry);
+        let (entry, digest) = Entry::new(entry.clone());
         hasher.add(&digest);
-        let digest = revision(&digest);
-        if let Some(id) = entry.get("id").and_then(Value::as_str) {
-            digests.insert(id.to_string(), digest.clone());
+        if entry.member("id").is_some() {
+            digests.insert(entry.id().to_string(), canonical::revision(&digest));
         }
-        let mut with_revision = entry.clone();
-        if let Some(obj) = with_revision.as_object_mut() {
-            obj.insert("revision".into(), Value::String(digest));
-        }
-        entries.push(Arc::new(with_revision));
+        entries.push(Arc::new(entry));
     }
     CatalogView {
         version: hasher.token(),

@@ -5,7 +5,7 @@
 //! Estimates, not exact counts: close enough that a budget in bytes bounds
 //! the process, cheap enough to compute on every insert.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Size of a `Value` itself: every value sits inline in its parent's
 /// buffer (or in its owner), whatever its kind.
@@ -44,6 +44,13 @@ pub fn json(value: &Value) -> u64 {
         }
     }
     total
+}
+
+/// Estimated heap bytes of an object's members held outside a `Value`.
+pub fn json_members(members: &Map<String, Value>) -> u64 {
+    members.iter().fold(MAP + 2 * ALLOC, |total, (k, v)| {
+        total.saturating_add(ENTRY + k.len() as u64 + ALLOC + json(v))
+    })
 }
 
 /// Estimated heap bytes of a string held in a struct.

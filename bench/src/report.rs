@@ -73,9 +73,9 @@ pub struct Report {
     /// The Mistral row: mistral/v2 through the gateway vs Mistral directly.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mistral: Vec<crate::mistral::MistralRow>,
-    /// `catalog_version` of 10,000 entries from scratch, milliseconds.
+    /// `catalog_version` of 10,000 entries from scratch, and writing them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub catalog_version_10k_ms: Option<f64>,
+    pub catalog_version_10k: Option<crate::targets::CatalogVersion>,
     /// What Redis keeps of one stored run of the benchmark program.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_record: Option<crate::targets::RunRecord>,
@@ -241,7 +241,7 @@ impl Report {
             amplification: Vec::new(),
             capacity: None,
             mistral: Vec::new(),
-            catalog_version_10k_ms: None,
+            catalog_version_10k: None,
             run_record: None,
         }
     }

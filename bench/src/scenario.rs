@@ -512,7 +512,7 @@ async fn extra_figures(
     match (pair.baseline, redis) {
         (Baseline::FloorCatalog, _) => {
             let page = answer(&gateway_target(pair, gateway)).await?;
-            report.catalog_version_10k_ms = crate::targets::catalog_version_10k(&page);
+            report.catalog_version_10k = crate::targets::catalog_version_10k(&page);
         }
         (Baseline::EngineRun, Some(redis)) => {
             let record = crate::redis_read::key_bytes(redis, "*:run:*").await?;

@@ -7,6 +7,7 @@
 //! over the entries' digests in catalog order, so each entry is read and
 //! hashed once, and large catalogs hash their entries on both cores.
 
+use super::entry::Entry;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -34,33 +35,6 @@ pub fn write_canonical_to(value: &Value, out: &mut impl std::io::Write) -> std::
 fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     // Writing into a Vec cannot fail.
     let _ = write_canonical_to(value, out);
-}
-
-/// A thread's text buffer that grew past this for one entry is freed after
-/// it, so one huge entry does not keep its size on the thread for good.
-const KEPT_TEXT: usize = 64 * 1024;
-
-thread_local! {
-    /// The canonical text of the entry being hashed, reused entry after entry.
-    static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// SHA-256 of `entry`'s canonical JSON.
-pub fn entry_digest(entry: &Value) -> EntryDigest {
-    TEXT.with_borrow_mut(|text| {
-        text.clear();
-        write_canonical(entry, text);
-        let digest = Sha256::digest(text.as_slice()).into();
-        if text.capacity() > KEPT_TEXT {
-            *text = Vec::new();
-        }
-        digest
-    })
-}
-
-/// The digests of `entries`, in order; on two threads for large catalogs.
-pub fn entry_digests(entries: &[&Value]) -> Vec<EntryDigest> {
-    in_halves(entries.to_vec(), entry_digest)
 }
 
 /// `f` over `items`, in order: on two threads from [`PARALLEL_FROM`] items
@@ -112,11 +86,14 @@ impl VersionHasher {
     }
 }
 
-/// `catalog_version` of `entries` (already in catalog order), from scratch.
-pub fn version_of(entries: &[&Value]) -> String {
+/// `catalog_version` of `entries` (already in catalog order), from scratch:
+/// every entry's stored text hashed again (on two threads for large
+/// catalogs), then the token.
+pub fn version_of(entries: &[&Entry]) -> String {
+    let digests = in_halves(entries.to_vec(), |e| Sha256::digest(e.text()));
     let mut hasher = VersionHasher::default();
-    for digest in entry_digests(entries) {
-        hasher.add(&digest);
+    for digest in digests {
+        hasher.add(&digest.into());
     }
     hasher.token()
 }
@@ -221,26 +198,33 @@ mod tests {
 
     #[test]
     fn the_version_follows_every_entry_and_their_order() {
+        let version = |values: &[Value]| {
+            let entries: Vec<Entry> = values.iter().map(|v| Entry::new(v.clone()).0).collect();
+            version_of(&entries.iter().collect::<Vec<_>>())
+        };
         let (a, b) = (json!({"id": "a", "n": 1}), json!({"id": "b", "n": 2}));
-        let base = version_of(&[&a, &b]);
-        assert_eq!(base, version_of(&[&a, &b]));
-        assert_ne!(base, version_of(&[&b, &a]));
-        assert_ne!(base, version_of(&[&a]));
+        let base = version(&[a.clone(), b.clone()]);
+        assert_eq!(base, version(&[a.clone(), b.clone()]));
+        assert_ne!(base, version(&[b.clone(), a.clone()]));
+        assert_ne!(base, version(std::slice::from_ref(&a)));
         let changed = json!({"id": "b", "n": 3});
-        assert_ne!(base, version_of(&[&a, &changed]));
+        assert_ne!(base, version(&[a.clone(), changed]));
         // Member order inside an entry does not matter.
         let reordered = json!({"n": 2, "id": "b"});
-        assert_eq!(base, version_of(&[&a, &reordered]));
+        assert_eq!(base, version(&[a, reordered]));
     }
 
     #[test]
-    fn two_threads_give_the_digests_one_gives() {
-        let entries: Vec<Value> = (0..PARALLEL_FROM + 3)
-            .map(|i| json!({"id": format!("e{i}"), "w": i}))
+    fn two_threads_give_the_token_one_gives() {
+        let entries: Vec<(Entry, EntryDigest)> = (0..PARALLEL_FROM + 3)
+            .map(|i| Entry::new(json!({"id": format!("e{i}"), "w": i})))
             .collect();
-        let refs: Vec<&Value> = entries.iter().collect();
-        let serial: Vec<EntryDigest> = refs.iter().map(|e| entry_digest(e)).collect();
-        assert_eq!(entry_digests(&refs), serial);
-        assert_eq!(revision(&serial[0]).len(), 16);
+        let mut serial = VersionHasher::default();
+        for (_, digest) in &entries {
+            serial.add(digest);
+        }
+        let refs: Vec<&Entry> = entries.iter().map(|(e, _)| e).collect();
+        assert_eq!(version_of(&refs), serial.token());
+        assert_eq!(revision(&entries[0].1).len(), 16);
     }
 }

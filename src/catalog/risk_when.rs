@@ -25,20 +25,20 @@ pub fn step_risk(
     let hints = view.capability_risk(capability)?;
     let entry = view.get(capability);
     if let (Some(entry), Some(parameters)) = (entry, parameters)
-        && let Some(by_rule) = rule_risk(entry, parameters)
+        && let Some(by_rule) = rule_risk(entry.member("risk_when"), parameters)
     {
         return Some(by_rule);
     }
     let level = entry
-        .and_then(|e| e.get("risk").and_then(Value::as_str).map(str::to_string))
+        .and_then(|e| e.member("risk").and_then(Value::as_str).map(str::to_string))
         .unwrap_or_else(|| hints.level().to_string());
     Some((level, hints))
 }
 
-/// The risk the first matching `risk_when` rule of `entry` gives a step
-/// with `parameters`.
-pub fn rule_risk(entry: &Value, parameters: &Value) -> Option<(String, RiskHints)> {
-    let rules = entry.get("risk_when")?.as_array()?;
+/// The risk the first matching rule of an entry's `risk_when` gives a
+/// step with `parameters`.
+fn rule_risk(risk_when: Option<&Value>, parameters: &Value) -> Option<(String, RiskHints)> {
+    let rules = risk_when?.as_array()?;
     rules.iter().find_map(|rule| {
         let name = rule.get("parameter")?.as_str()?;
         let value = parameters.get(name).or_else(|| rule.get("default"))?;

@@ -65,7 +65,7 @@ fn baseline(view: &CatalogView, runnable: &Runnable) -> Value {
         .filter_map(|s| s.capability.as_deref())
     {
         if let Some(entry) = view.get(cap) {
-            baseline.insert(cap.to_string(), load_bearing(entry));
+            baseline.insert(cap.to_string(), load_bearing(&entry.to_json()));
         }
     }
     Value::Object(baseline)
@@ -136,7 +136,7 @@ fn load_bearing(entry: &Value) -> Value {
 pub(super) fn baseline_drift(record: &Value, view: &CatalogView) -> Option<String> {
     let baseline = record.get("baseline")?.as_object()?;
     baseline.iter().find_map(|(id, recorded)| {
-        let current = view.get(id).map(|e| load_bearing(e));
+        let current = view.get(id).map(|e| load_bearing(&e.to_json()));
         (current.as_ref() != Some(recorded)).then(|| id.clone())
     })
 }

@@ -33,7 +33,7 @@ fn hint(path: &str, steps: &[StepInfo], view: &CatalogView) -> Option<String> {
         .replace("~0", "~");
     let entry = view.get(capability)?;
     let params: Vec<String> = entry
-        .get("input_schema")?
+        .input_schema()?
         .get("properties")?
         .as_object()?
         .keys()

@@ -250,8 +250,7 @@ async fn the_gateways_catalog_reads_the_entries_through_the_adapters_mapping() {
         }
     };
     let full = view("").await;
-    let entry =
-        |v: &pilotage_gateway::catalog::CatalogView, id: &str| (**v.get(id).unwrap()).clone();
+    let entry = |v: &pilotage_gateway::catalog::CatalogView, id: &str| v.get(id).unwrap().to_json();
     let echo = entry(&full, "std.echo");
     assert_eq!(echo["risk"], "safe");
     assert_eq!(echo["name"], "std.echo");

@@ -6,7 +6,7 @@
 use super::catalog_pages::{CatalogPages, Page, PageKey};
 use super::{Args, Reply, ToolResult, inapplicable};
 use crate::auth::Principal;
-use crate::catalog::CatalogView;
+use crate::catalog::{CatalogView, Entry};
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::mcp::answer::Rendered;
 use crate::pilotage::{RequestError, RequestErrorKind};
@@ -57,8 +57,8 @@ pub async fn call(
     }
 }
 
-fn visible_to(lang: &LanguageRuntime, entry: &Value) -> bool {
-    match entry.get("languages").and_then(Value::as_array) {
+fn visible_to(lang: &LanguageRuntime, entry: &Entry) -> bool {
+    match entry.member("languages").and_then(Value::as_array) {
         None => true,
         Some(langs) => langs.iter().any(|l| l.as_str() == Some(&lang.config.name)),
     }
@@ -105,26 +105,26 @@ fn list(
     if let Some(page) = pages.get(&key) {
         return Ok(page.reply());
     }
-    let matching: Vec<&Arc<Value>> = view
+    let matching: Vec<&Arc<Entry>> = view
         .entries
         .iter()
         .filter(|e| visible_to(lang, e))
-        .filter(|e| kind.is_none_or(|k| e.get("kind").and_then(Value::as_str) == Some(k)))
+        .filter(|e| kind.is_none_or(|k| e.member("kind").and_then(Value::as_str) == Some(k)))
         .filter(|e| {
             tag.is_none_or(|t| {
-                e.get("tags")
+                e.member("tags")
                     .and_then(Value::as_array)
                     .is_some_and(|tags| tags.iter().any(|x| x.as_str() == Some(t)))
             })
         })
         .filter(|e| q.as_deref().is_none_or(|q| matches_query(e, q)))
         .collect();
-    // Cloned into the page (see `versioned`).
+    // Read back whole into the page, once per version (see `versioned`).
     let page: Vec<Value> = matching
         .iter()
         .skip(offset)
         .take(limit)
-        .map(|e| Value::clone(e))
+        .map(|e| e.to_json())
         .collect();
     let shown = page.len();
     let mut out = versioned("items", Value::Array(page), view);
@@ -160,10 +160,10 @@ fn versioned(member: &str, value: Value, view: &CatalogView) -> Value {
 }
 
 /// Case-insensitive substring match over id, name, description and tags.
-fn matches_query(entry: &Value, q: &str) -> bool {
+fn matches_query(entry: &Entry, q: &str) -> bool {
     let field = |k: &str| {
         entry
-            .get(k)
+            .member(k)
             .and_then(Value::as_str)
             .is_some_and(|s| s.to_lowercase().contains(q))
     };
@@ -171,7 +171,7 @@ fn matches_query(entry: &Value, q: &str) -> bool {
         || field("name")
         || field("description")
         || entry
-            .get("tags")
+            .member("tags")
             .and_then(Value::as_array)
             .is_some_and(|t| {
                 t.iter()
@@ -196,7 +196,7 @@ fn get(lang: &LanguageRuntime, view: &CatalogView, args: &Args) -> ToolResult {
     };
     match view.get(id).filter(|e| visible_to(lang, e)) {
         Some(entry) => Ok(Reply::new(
-            versioned("entry", Value::clone(entry), view),
+            versioned("entry", entry.to_json(), view),
             format!("entry {id}"),
         )),
         // The same answer whether the entry exists for someone else or not at all.

@@ -47,7 +47,7 @@ pub fn dropped_parameters(wf: &Workflow) -> Vec<Diagnostic> {
 /// nonexistent ones: nothing here may tell them apart.
 pub(super) fn visible_input_schema(catalog: &CatalogView, name: &str) -> Option<Value> {
     catalog.capability_risk(name)?;
-    catalog.get(name)?.get("input_schema").cloned()
+    catalog.get(name)?.input_schema()
 }
 
 /// Missing required and unexpected inputs of a visible action, against its

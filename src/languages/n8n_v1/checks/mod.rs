@@ -62,7 +62,7 @@ impl<'c> NodeTypes<'c> {
 
     /// The `n8n` object of the entry of `kind`, when the caller sees one.
     pub fn described(&self, kind: &str) -> Option<&'c Value> {
-        self.catalog?.get(kind)?.get("n8n")
+        self.catalog?.get(kind)?.member("n8n")
     }
 
     /// Whether a node starts runs: its entry's `n8n.trigger`, else its

@@ -35,11 +35,8 @@ pub fn json(value: &Value) -> u64 {
                 stack.extend(items.iter());
             }
             Value::Object(map) => {
-                total = total.saturating_add(MAP + 2 * ALLOC);
-                for (k, item) in map {
-                    total = total.saturating_add(ENTRY + k.len() as u64 + ALLOC);
-                    stack.push(item);
-                }
+                total = total.saturating_add(object_without_values(map));
+                stack.extend(map.values());
             }
         }
     }
@@ -48,8 +45,17 @@ pub fn json(value: &Value) -> u64 {
 
 /// Estimated heap bytes of an object's members held outside a `Value`.
 pub fn json_members(members: &Map<String, Value>) -> u64 {
-    members.iter().fold(MAP + 2 * ALLOC, |total, (k, v)| {
-        total.saturating_add(ENTRY + k.len() as u64 + ALLOC + json(v))
+    members
+        .values()
+        .fold(object_without_values(members), |total, v| {
+            total.saturating_add(json(v))
+        })
+}
+
+/// An object's table and keys, without its values.
+fn object_without_values(map: &Map<String, Value>) -> u64 {
+    map.keys().fold(MAP + 2 * ALLOC, |total, k| {
+        total.saturating_add(ENTRY + k.len() as u64 + ALLOC)
     })
 }
 

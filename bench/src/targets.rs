@@ -157,30 +157,32 @@ pub fn catalog_version_10k(page: &Value) -> Option<CatalogVersion> {
             e
         })
         .collect();
-    let best_of_five = |mut work: Box<dyn FnMut()>| {
-        let mut best = Duration::MAX;
-        for _ in 0..5 {
-            let started = Instant::now();
-            work();
-            best = best.min(started.elapsed());
-        }
-        best.as_secs_f64() * 1000.0
-    };
     let kept: Vec<Entry> = entries.iter().map(|e| Entry::new(e.clone()).0).collect();
     let refs: Vec<&Entry> = kept.iter().collect();
-    let from_scratch_ms = best_of_five(Box::new(|| {
+    let from_scratch_ms = best_of_five(|| {
         std::hint::black_box(pilotage_gateway::catalog::version_of(&refs));
-    }));
+    });
     // Each round writes from its own copy of the trees, copied untimed.
     let mut copies: Vec<Vec<Value>> = (0..5).map(|_| entries.clone()).collect();
-    let writing_entries_ms = best_of_five(Box::new(move || {
+    let writing_entries_ms = best_of_five(|| {
         let trees = copies.pop().unwrap_or_default();
         std::hint::black_box(trees.into_iter().map(Entry::new).count());
-    }));
+    });
     Some(CatalogVersion {
         from_scratch_ms,
         writing_entries_ms,
     })
+}
+
+/// The best of five runs of `work`, milliseconds.
+fn best_of_five(mut work: impl FnMut()) -> f64 {
+    let mut best = Duration::MAX;
+    for _ in 0..5 {
+        let started = Instant::now();
+        work();
+        best = best.min(started.elapsed());
+    }
+    best.as_secs_f64() * 1000.0
 }
 
 /// `catalog_version` of 10,000 entries, and what keeping them cost.

@@ -21,7 +21,8 @@ const PARALLEL_FROM: usize = 2_000;
 /// Canonical JSON: object keys sorted, no whitespace, serde_json's escaping.
 pub fn canonical_json(value: &Value) -> String {
     let mut out = Vec::with_capacity(256);
-    write_canonical(value, &mut out);
+    // Writing into a Vec cannot fail.
+    let _ = write_canonical_to(value, &mut out);
     // serde_json writes valid UTF-8.
     String::from_utf8(out).unwrap_or_default()
 }
@@ -30,11 +31,6 @@ pub fn canonical_json(value: &Value) -> String {
 /// building the whole text first.
 pub fn write_canonical_to(value: &Value, out: &mut impl std::io::Write) -> std::io::Result<()> {
     serde_json::to_writer(out, &Canonical(value)).map_err(std::io::Error::other)
-}
-
-fn write_canonical(value: &Value, out: &mut Vec<u8>) {
-    // Writing into a Vec cannot fail.
-    let _ = write_canonical_to(value, out);
 }
 
 /// `f` over `items`, in order: on two threads from [`PARALLEL_FROM`] items

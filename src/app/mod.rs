@@ -32,11 +32,21 @@ pub struct App {
     _watcher: Option<crate::reload::ReloadWatcher>,
 }
 
+/// What the routes share; one reference to count per request.
 #[derive(Clone)]
-struct AppState {
+struct AppState(Arc<Shared>);
+
+struct Shared {
     gw: Arc<Gateway>,
-    front: Arc<Front>,
+    front: Front,
     drain: Arc<Drain>,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
 }
 
 /// Everything a gateway needs, from its configuration.
@@ -70,11 +80,11 @@ pub async fn build(config: Config) -> Result<App, StartError> {
         guard: crate::mcp::origin::BrowserGuard::new(&gw.config.server),
     };
     let drain = Arc::new(Drain::default());
-    let state = AppState {
+    let state = AppState(Arc::new(Shared {
         gw: gw.clone(),
-        front: Arc::new(front),
+        front,
         drain: drain.clone(),
-    };
+    }));
     let router = Router::new()
         .route("/mcp", any(mcp_route))
         .route(
@@ -138,7 +148,7 @@ async fn mcp_route(
     metrics
         .http_requests
         .with_label_values(&[
-            &known_method(fields.rpc_method().as_deref()),
+            fields.with_rpc_method(known_method),
             response.status().as_str(),
         ])
         .inc();
@@ -160,7 +170,7 @@ async fn resource_metadata(State(state): State<AppState>) -> axum::response::Res
 
 /// JSON-RPC methods as a metric label: the MCP ones, else "other", so a
 /// caller's made-up method never becomes a series.
-fn known_method(method: Option<&str>) -> String {
+fn known_method(method: Option<&str>) -> &'static str {
     const KNOWN: &[&str] = &[
         "initialize",
         "notifications/initialized",
@@ -172,9 +182,8 @@ fn known_method(method: Option<&str>) -> String {
         "prompts/list",
     ];
     match method {
-        Some(m) if KNOWN.contains(&m) => m.to_string(),
-        Some(_) => "other".into(),
-        None => "none".into(),
+        Some(m) => KNOWN.iter().find(|k| **k == m).copied().unwrap_or("other"),
+        None => "none",
     }
 }
 

@@ -41,15 +41,17 @@ pub fn in_halves<T: Send, U: Send>(mut items: Vec<T>, f: impl Fn(T) -> U + Sync)
     }
     let second = items.split_off(items.len() / 2);
     let f = &f;
-    // The second thread logs where the caller does and inside its span, so
-    // what it logs (an unmapped effect, say) still names the request.
+    // The second thread logs where the caller does, inside its span and
+    // its request's scopes, so what it logs (an unmapped effect, say) still
+    // names the request.
     let dispatch = tracing::dispatcher::get_default(Clone::clone);
     let span = tracing::Span::current();
+    let scopes = crate::telemetry::carried::Carried::current();
     std::thread::scope(|scope| {
         let other = scope.spawn(move || {
             tracing::dispatcher::with_default(&dispatch, || {
                 let _in_caller = span.enter();
-                second.into_iter().map(f).collect::<Vec<_>>()
+                scopes.run(|| second.into_iter().map(f).collect::<Vec<_>>())
             })
         });
         let mut out: Vec<U> = items.into_iter().map(f).collect();
@@ -152,17 +154,27 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn the_second_thread_works_inside_the_callers_span() {
+    fn the_second_thread_works_inside_the_callers_span_and_request() {
+        use crate::telemetry::trace_context::TraceContext;
         tracing::subscriber::with_default(tracing_subscriber::registry(), || {
             let request = tracing::info_span!("request");
             let _in_request = request.enter();
-            let seen = in_halves((0..PARALLEL_FROM).collect(), |_: usize| {
-                (std::thread::current().id(), tracing::Span::current().id())
+            let mut trace = TraceContext::from_headers(&Default::default());
+            trace.request_id = "req-7".into();
+            let seen = trace.sync_scope(|| {
+                in_halves((0..PARALLEL_FROM).collect(), |_: usize| {
+                    (
+                        std::thread::current().id(),
+                        tracing::Span::current().id(),
+                        TraceContext::with_current(|t| t.request_id.clone()),
+                    )
+                })
             });
-            let threads: std::collections::HashSet<_> = seen.iter().map(|(t, _)| *t).collect();
+            let threads: std::collections::HashSet<_> = seen.iter().map(|s| s.0).collect();
             assert_eq!(threads.len(), 2, "the items were shared by two threads");
             assert!(request.id().is_some());
-            assert!(seen.iter().all(|(_, span)| *span == request.id()));
+            assert!(seen.iter().all(|s| s.1 == request.id()));
+            assert!(seen.iter().all(|s| s.2.as_deref() == Some("req-7")));
         });
     }
 

@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 /// The arguments the front lifted out of one request, for its handler to
@@ -109,13 +110,36 @@ fn plain_call(top: &Members, params: &Members) -> Option<PlainCall> {
 }
 
 /// A JSON object's members in order, duplicates kept, each value left as
-/// its text (borrowed from the input, nothing built).
-struct Members<'a>(Vec<(String, &'a RawValue)>);
+/// its text and each name borrowed from the input unless it has escapes
+/// (nothing built).
+struct Members<'a>(Vec<(Name<'a>, &'a RawValue)>);
+
+/// A member's name: borrowed from the input when it has no escapes.
+struct Name<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct NameVisitor;
+        impl<'de> Visitor<'de> for NameVisitor {
+            type Value = Name<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_str(NameVisitor)
+    }
+}
 
 impl<'a> Members<'a> {
     /// The value of `name` when the object has exactly one such member.
     fn only(&self, name: &str) -> Option<&'a RawValue> {
-        let mut found = self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| *v);
+        let mut found = self.0.iter().filter(|(k, _)| k.0 == name).map(|(_, v)| *v);
         let first = found.next()?;
         found.next().is_none().then_some(first)
     }
@@ -131,7 +155,7 @@ impl<'de> Deserialize<'de> for Members<'de> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
                 let mut members = Vec::new();
-                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                while let Some(entry) = map.next_entry::<Name<'de>, &'de RawValue>()? {
                     members.push(entry);
                 }
                 Ok(Members(members))
@@ -161,6 +185,14 @@ mod tests {
             r#"{"jsonrpc":"2.0", "id":7,"method":"tools/call","params":{"name":"t","arguments":{},"_meta":{}}}"#
         );
         assert_eq!(args, json!({"a": [1, {"b": "é"}]}));
+    }
+
+    #[test]
+    fn member_names_with_escapes_are_read_as_their_text() {
+        let body = r#"{"jsonrpc":"2.0","id":1,"\u006dethod":"tools/call","params":{"name":"t","arguments":{"x":1}}}"#;
+        let l = lift(&Bytes::from(body.to_string())).expect("lifted");
+        assert_eq!(l.plain.expect("plain").name, "t");
+        assert_eq!(l.arguments.take().map(Value::Object), Some(json!({"x": 1})));
     }
 
     #[test]

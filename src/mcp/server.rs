@@ -15,7 +15,7 @@ use crate::auth::Principal;
 use crate::auth::policy::Permissions;
 use crate::gateway::Gateway;
 use crate::pilotage::{EXTENSION_ID, VERSION};
-use crate::telemetry::tool_call;
+use crate::telemetry::tool_call::{self, ToolScope};
 use crate::telemetry::trace_context::TraceContext;
 use axum::http::request::Parts;
 use rmcp::model::{
@@ -286,20 +286,35 @@ impl PilotageServer {
             .or(request.arguments)
             .unwrap_or_default();
         let (language, execute) = self.tool_language(&name, &arguments);
-        // One span per tools/call: tool, language, tenant, outcome, run_id, duration.
-        let span = tracing::info_span!(
-            "tools/call",
-            tool = %name,
-            language = %language,
-            tenant = %principal.tenant,
-            outcome = tracing::field::Empty,
-            run_id = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-        );
+        // Lines logged during the call name it by its scope; a span (tool,
+        // language, tenant, outcome, run_id, duration) is made only for the
+        // collector.
+        let exporting = crate::telemetry::otlp::exporting();
+        let span = if exporting {
+            tracing::info_span!(
+                target: crate::telemetry::span_context::EXPORTED,
+                "tools/call",
+                tool = %name,
+                language = %language,
+                tenant = %principal.tenant,
+                outcome = tracing::field::Empty,
+                run_id = tracing::field::Empty,
+                duration_ms = tracing::field::Empty,
+            )
+        } else {
+            tracing::Span::none()
+        };
+        let scope = ToolScope {
+            tool: name.clone(),
+            language: language.clone(),
+            tenant: principal.tenant.clone(),
+        };
         let started = std::time::Instant::now();
-        // The transport may serve the call on another task: carry the
-        // request's trace context over so engine calls propagate it.
+        // rmcp serves the call on another task: carry the request's trace
+        // context over so engine calls propagate it and lines name the
+        // request. (The front's own task has it already.)
         let trace = parts
+            .filter(|_| TraceContext::with_current(|_| ()).is_none())
             .and_then(|p| p.extensions.get::<TraceContext>())
             .cloned();
         // A panic inside the call answers `internal` (and is counted as
@@ -310,8 +325,10 @@ impl PilotageServer {
         let call = super::panic_guard::guarded(
             &name,
             Box::pin(
-                self.dispatch(&name, arguments, &principal)
-                    .instrument(span.clone()),
+                scope.run(
+                    self.dispatch(&name, arguments, &principal)
+                        .instrument(span.clone()),
+                ),
             ),
         );
         let gw = &self.inner.gw;
@@ -333,7 +350,6 @@ impl PilotageServer {
             .and_then(Value::as_str);
         // Only a collector reads the span's closing fields: the request's
         // log line carries them already.
-        let exporting = crate::telemetry::otlp::exporting();
         if exporting && let Some(run_id) = run_id {
             span.record("run_id", run_id);
         }

@@ -5,14 +5,18 @@
 //! "spans":[{<fields>,"name":…}, …]}`: the instance's name first, so lines
 //! from several gateways can be told apart after they are collected
 //! together; the event's fields at the top level (`message` among them);
-//! the spans it happened in from the outermost (the request's span carries
-//! `request_id` and `trace_id` into every line logged while serving it).
+//! the spans it happened in from the outermost. The first two are the
+//! request (`request_id`, `trace_id`) and the tool call (`tool`, `language`,
+//! `tenant`) being served, read from their task scopes
+//! (`TraceContext`, `ToolScope`) rather than from tracing spans.
 //!
 //! The same shape as tracing-subscriber's JSON format with a flattened
 //! event and a span list, written without the intermediate maps and the
 //! re-parsing of each span's fields that format does on every line: the
 //! request log line is on every request's path.
 
+use super::tool_call::ToolScope;
+use super::trace_context::TraceContext;
 use std::fmt::{self, Write};
 use std::sync::OnceLock;
 use tracing::field::{Field, Visit};
@@ -98,11 +102,40 @@ where
         fields.result?;
         writer.write_str(",\"target\":")?;
         write_json_str(&mut writer, meta.target())?;
+        let mut spans = SpanList {
+            out: &mut writer,
+            open: false,
+        };
+        // The request and the tool call are task scopes, not tracing spans
+        // (a span per request costs more than the line): written as spans
+        // were, outermost first.
+        TraceContext::with_current(|t| {
+            spans.object("request", |out| {
+                out.write_str("\"request_id\":")?;
+                write_json_str(out, &t.request_id)?;
+                out.write_str(",\"trace_id\":")?;
+                write_json_str(out, &t.trace_id)?;
+                out.write_char(',')
+            })
+        })
+        .transpose()?;
+        ToolScope::with_current(|t| {
+            spans.object("tools/call", |out| {
+                out.write_str("\"tool\":")?;
+                write_json_str(out, &t.tool)?;
+                out.write_str(",\"language\":")?;
+                write_json_str(out, &t.language)?;
+                out.write_str(",\"tenant\":")?;
+                write_json_str(out, &t.tenant)?;
+                out.write_char(',')
+            })
+        })
+        .transpose()?;
         if let Some(scope) = ctx.event_scope() {
-            writer.write_str(",\"spans\":[")?;
-            for (i, span) in scope.from_root().enumerate() {
-                if i > 0 {
-                    writer.write_char(',')?;
+            for span in scope.from_root() {
+                // Spans made for the collector only repeat the scopes above.
+                if span.metadata().target() == super::span_context::EXPORTED {
+                    continue;
                 }
                 let extensions = span.extensions();
                 // `,"a":1,"b":2` → `{"a":1,"b":2,"name":…}`
@@ -110,18 +143,40 @@ where
                     .get::<FormattedFields<N>>()
                     .and_then(|f| f.fields.strip_prefix(','))
                     .unwrap_or_default();
-                writer.write_char('{')?;
-                if !members.is_empty() {
-                    writer.write_str(members)?;
-                    writer.write_char(',')?;
-                }
-                writer.write_str("\"name\":")?;
-                write_json_str(&mut writer, span.name())?;
-                writer.write_char('}')?;
+                spans.object(span.name(), |out| {
+                    if !members.is_empty() {
+                        out.write_str(members)?;
+                        out.write_char(',')?;
+                    }
+                    Ok(())
+                })?;
             }
-            writer.write_char(']')?;
+        }
+        if spans.open {
+            spans.out.write_char(']')?;
         }
         writer.write_str("}\n")
+    }
+}
+
+/// The line's `"spans"` member, opened by its first object.
+struct SpanList<'a, W: Write> {
+    out: &'a mut W,
+    open: bool,
+}
+
+impl<W: Write> SpanList<'_, W> {
+    /// `{<members>"name":<name>}`; `members` ends with a comma when it
+    /// writes any.
+    fn object(&mut self, name: &str, members: impl FnOnce(&mut W) -> fmt::Result) -> fmt::Result {
+        self.out
+            .write_str(if self.open { "," } else { ",\"spans\":[" })?;
+        self.open = true;
+        self.out.write_char('{')?;
+        members(self.out)?;
+        self.out.write_str("\"name\":")?;
+        write_json_str(self.out, name)?;
+        self.out.write_char('}')
     }
 }
 
@@ -136,12 +191,24 @@ impl<W: Write> Fields<'_, W> {
         if self.result.is_err() {
             return;
         }
-        self.result = self
-            .out
-            .write_char(',')
-            .and_then(|()| write_json_str(self.out, field.name()))
-            .and_then(|()| self.out.write_char(':'))
-            .and_then(|()| value(self.out));
+        let name = field.name();
+        // Field names are identifiers: written in one piece unless one
+        // ever needs escaping.
+        self.result = if name
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
+        {
+            self.out
+                .write_str(",\"")
+                .and_then(|()| self.out.write_str(name))
+                .and_then(|()| self.out.write_str("\":"))
+        } else {
+            self.out
+                .write_char(',')
+                .and_then(|()| write_json_str(self.out, name))
+                .and_then(|()| self.out.write_char(':'))
+        }
+        .and_then(|()| value(self.out));
     }
 }
 
@@ -257,6 +324,52 @@ mod tests {
                 {"a": 1, "b": "q\"", "late": 2.5, "name": "inner"}
             ])
         );
+    }
+
+    #[tokio::test]
+    async fn the_request_and_tool_call_scopes_lead_the_span_list() {
+        use tracing::Instrument;
+        use tracing_subscriber::layer::SubscriberExt;
+        let lines = crate::telemetry::TestSink::default();
+        let sink = lines.clone();
+        let layer = tracing_subscriber::fmt::layer()
+            .fmt_fields(SpanFields)
+            .event_format(JsonLine)
+            .with_writer(move || sink.clone());
+        let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+        let mut trace = TraceContext::from_headers(&Default::default());
+        trace.request_id = "req-1".into();
+        let tool = ToolScope {
+            tool: "run_workflow".into(),
+            language: "workflow/v1".into(),
+            tenant: "acme".into(),
+        };
+        let exported =
+            tracing::info_span!(target: super::super::span_context::EXPORTED, "tools/call");
+        let logged = async {
+            let engine = tracing::info_span!("engine", operation = "run");
+            engine.in_scope(|| tracing::info!("inside"));
+        };
+        trace
+            .clone()
+            .scope(tool.run(logged.instrument(exported)))
+            .await;
+        tracing::info!("outside");
+        let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(
+            lines[0]["spans"],
+            serde_json::json!([
+                {"request_id": "req-1", "trace_id": trace.trace_id, "name": "request"},
+                {"tool": "run_workflow", "language": "workflow/v1", "tenant": "acme", "name": "tools/call"},
+                {"operation": "run", "name": "engine"}
+            ])
+        );
+        assert_eq!(lines[1]["message"], "outside");
+        assert!(lines[1].get("spans").is_none(), "{}", lines[1]);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! request ids, what a tool call's answer says, and the engine-call wrapper
 //! (span, timing, trace-context headers).
 
+pub mod carried;
 pub mod engine;
 pub mod log_format;
 pub mod log_writer;

@@ -2,8 +2,9 @@
 //!
 //! Every request gets an `x-request-id` (the caller's, when it is a short
 //! printable token, else a new random one), returned in the answer's
-//! headers. The middleware here opens the request's span (so every line logged
-//! while serving it carries the id) and, when the answer is sent, writes one
+//! headers. The middleware here makes the request's trace context current (so
+//! every line logged while serving it carries the id) and, when the answer is
+//! sent, writes one
 //! line with what the inner layers learned: JSON-RPC method, tool, language,
 //! tenant, principal kind, outcome or reject, HTTP status and duration.
 //! Nothing secret is logged: no key, no session id, only the API key's
@@ -54,12 +55,14 @@ impl RequestFields {
         self.with(|f| f.rpc_method = Some(method.to_string()));
     }
 
-    pub fn rpc_method(&self) -> Option<String> {
-        self.0
+    /// `f` of the JSON-RPC method, uncopied.
+    pub fn with_rpc_method<R>(&self, f: impl FnOnce(Option<&str>) -> R) -> R {
+        f(self
+            .0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .rpc_method
-            .clone()
+            .as_deref())
     }
 
     /// The caller: tenant and kind, with the API key's name (never the key).
@@ -117,9 +120,11 @@ pub fn layer(router: axum::Router) -> axum::Router {
 /// generator (a UUID from the system's random source per request cost a
 /// system call on every request).
 fn new_request_id() -> HeaderValue {
-    // Hex digits are always a valid header value.
-    HeaderValue::try_from(hex::encode(rand::random::<u128>().to_be_bytes()))
-        .unwrap_or_else(|_| HeaderValue::from_static("0"))
+    let mut hex = [0u8; 32];
+    // 16 bytes always fill 32 hex digits, and hex digits are always a valid
+    // header value.
+    let _ = hex::encode_to_slice(rand::random::<u128>().to_be_bytes(), &mut hex);
+    HeaderValue::from_bytes(&hex).unwrap_or_else(|_| HeaderValue::from_static("0"))
 }
 
 fn usable_id(v: &HeaderValue) -> bool {
@@ -138,16 +143,17 @@ async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Re
             id
         }
     };
-    let request_id = request_header.to_str().unwrap_or_default();
     let fields = RequestFields::default();
     req.extensions_mut().insert(fields.clone());
     let mut trace = TraceContext::from_headers(req.headers());
-    let http_method = req.method().to_string();
-    let path = req.uri().path().to_string();
+    trace.request_id = request_header.to_str().unwrap_or_default().to_string();
+    // The request is named in the log by its trace context's scope; a span
+    // is made only for the collector.
     let span = if super::otlp::exporting() {
         let span = tracing::info_span!(
+            target: super::span_context::EXPORTED,
             "request",
-            request_id = %request_id,
+            request_id = %trace.request_id,
             trace_id = tracing::field::Empty,
         );
         // The request span continues the caller's trace (and names the
@@ -158,19 +164,32 @@ async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Re
         span.record("trace_id", trace.trace_id.as_str());
         span
     } else {
-        // No trace to continue: the span is made with both fields at once.
-        tracing::info_span!(
-            "request",
-            request_id = %request_id,
-            trace_id = %trace.trace_id,
-        )
+        tracing::Span::none()
     };
     req.extensions_mut().insert(trace.clone());
+    let method = req.method().clone();
+    let uri = req.uri().clone();
     let started = Instant::now();
-    let mut response = trace.scope(next.run(req).instrument(span.clone())).await;
-    if !response.headers().contains_key(REQUEST_ID) {
-        response.headers_mut().insert(REQUEST_ID, request_header);
-    }
+    // The line is written inside the scope, so it names the request too.
+    let served = async move {
+        let mut response = next.run(req).await;
+        if !response.headers().contains_key(REQUEST_ID) {
+            response.headers_mut().insert(REQUEST_ID, request_header);
+        }
+        log_line(&method, uri.path(), &response, &fields, started);
+        response
+    };
+    trace.scope(served.instrument(span)).await
+}
+
+/// The request's one log line.
+fn log_line(
+    method: &axum::http::Method,
+    path: &str,
+    response: &Response<Body>,
+    fields: &RequestFields,
+    started: Instant,
+) {
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
     let status = response.status();
     let f = std::mem::take(&mut *fields.0.lock().unwrap_or_else(PoisonError::into_inner));
@@ -186,13 +205,12 @@ async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Re
                 .replace(' ', "_")
         })
     });
-    let _in_request = span.enter();
     macro_rules! line {
         ($level:expr) => {
             tracing::event!(
                 $level,
-                http_method = %http_method,
-                path = %path,
+                http_method = method.as_str(),
+                path,
                 status = status.as_u16(),
                 rpc_method = f.rpc_method.as_deref(),
                 tool = f.tool.as_deref(),
@@ -216,7 +234,6 @@ async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Re
         Level::Warn => line!(tracing::Level::WARN),
         Level::Error => line!(tracing::Level::ERROR),
     }
-    response
 }
 
 enum Level {

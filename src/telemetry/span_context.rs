@@ -11,6 +11,11 @@ use opentelemetry_http::{HeaderExtractor, HeaderInjector};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+/// The target of spans made only for the collector (the request and the tool
+/// call, which the log names from their task scopes instead): made only
+/// while spans are exported, and left out of log lines.
+pub const EXPORTED: &str = "pilotage_gateway::exported";
+
 /// Makes `span` a child of the caller's trace context; the trace id of the
 /// exported span, or `None` when spans are not exported.
 pub fn continue_trace(span: &tracing::Span, headers: &HeaderMap) -> Option<String> {

@@ -1,12 +1,48 @@
-//! What one `tools/call` answer says, for metrics and the request log: its
-//! outcome (run status, request-error kind, carrier error or ok), and every
-//! diagnostic it returns.
+//! What one `tools/call` says, for metrics and the log: the tool, language
+//! and tenant every line logged during the call carries ([`ToolScope`]); its
+//! answer's outcome (run status, request-error kind, carrier error or ok),
+//! and every diagnostic it returns.
 
 use crate::mcp::answer::Answer;
 use crate::metrics::Metrics;
 use rmcp::ErrorData as McpError;
 use serde_json::Value;
+use std::future::Future;
 use std::time::Duration;
+
+/// The call being served: what the log's `tools/call` entry names.
+#[derive(Clone)]
+pub struct ToolScope {
+    pub tool: String,
+    pub language: String,
+    pub tenant: String,
+}
+
+tokio::task_local! {
+    static CURRENT: ToolScope;
+}
+
+impl ToolScope {
+    /// Runs `call` with this scope as the current one.
+    pub async fn run<F: Future>(self, call: F) -> F::Output {
+        CURRENT.scope(self, call).await
+    }
+
+    /// `f` of the call being served, if any.
+    pub fn with_current<R>(f: impl FnOnce(&ToolScope) -> R) -> Option<R> {
+        CURRENT.try_with(f).ok()
+    }
+
+    /// The call being served, if any.
+    pub fn current() -> Option<ToolScope> {
+        CURRENT.try_with(Clone::clone).ok()
+    }
+
+    /// Runs `f` (on any thread) with this scope as the current one.
+    pub fn sync_scope<R>(self, f: impl FnOnce() -> R) -> R {
+        CURRENT.sync_scope(self, f)
+    }
+}
 
 /// The outcome label of an answer: the request-error kind of an `isError`
 /// result, the run status of an execute, `carrier_error` for a JSON-RPC

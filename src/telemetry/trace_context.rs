@@ -7,6 +7,10 @@
 //! span id of its own (the engine call is a child of the request); the
 //! caller's `tracestate` travels unchanged. Headers are read and written by
 //! OpenTelemetry's W3C propagator.
+//!
+//! The context also names the request in the log: every line logged while it
+//! is current carries its request id and trace id (`log_format`), without a
+//! tracing span per request.
 
 use axum::http::HeaderMap;
 use opentelemetry::Context;
@@ -15,13 +19,15 @@ use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, Tra
 use opentelemetry_http::{HeaderExtractor, HeaderInjector};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 
-/// The trace a request belongs to.
+/// The trace a request belongs to, and the request's id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceContext {
     /// 32 lowercase hex digits.
     pub trace_id: String,
     /// The caller's span, or `None` when the trace starts here.
     pub parent: Option<SpanContext>,
+    /// The request's `x-request-id` (empty until the request log names it).
+    pub request_id: String,
 }
 
 tokio::task_local! {
@@ -33,18 +39,25 @@ impl TraceContext {
     /// malformed (the standard says to restart the trace then, and to drop
     /// `tracestate` with it).
     pub fn from_headers(headers: &HeaderMap) -> TraceContext {
-        let cx = TraceContextPropagator::new().extract(&HeaderExtractor(headers));
-        let caller = cx.span().span_context().clone();
+        // Most callers send no trace: no propagator context to build then.
+        let caller = if headers.contains_key("traceparent") {
+            let cx = TraceContextPropagator::new().extract(&HeaderExtractor(headers));
+            cx.span().span_context().clone()
+        } else {
+            SpanContext::empty_context()
+        };
         if caller.is_valid() {
             TraceContext {
                 trace_id: caller.trace_id().to_string(),
                 parent: Some(caller),
+                request_id: String::new(),
             }
         } else {
             TraceContext {
-                trace_id: TraceId::from_bytes((rand::random::<u128>() | 1).to_be_bytes())
-                    .to_string(),
+                // Written as `TraceId` writes itself: 32 lowercase hex digits.
+                trace_id: hex::encode((rand::random::<u128>() | 1).to_be_bytes()),
                 parent: None,
+                request_id: String::new(),
             }
         }
     }
@@ -76,9 +89,19 @@ impl TraceContext {
         CURRENT.scope(self, f).await
     }
 
+    /// Runs `f` (on any thread) with this context as the current one.
+    pub fn sync_scope<R>(self, f: impl FnOnce() -> R) -> R {
+        CURRENT.sync_scope(self, f)
+    }
+
     /// The context of the request being served, if any.
     pub fn current() -> Option<TraceContext> {
         CURRENT.try_with(Clone::clone).ok()
+    }
+
+    /// `f` of the context of the request being served, if any, uncopied.
+    pub fn with_current<R>(f: impl FnOnce(&TraceContext) -> R) -> Option<R> {
+        CURRENT.try_with(f).ok()
     }
 }
 

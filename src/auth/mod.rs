@@ -129,17 +129,21 @@ impl Authenticator {
             });
         }
         let tenant = self.anonymous_tenant.as_ref().ok_or(AuthError::Missing)?;
-        let (owner, lasting) = match (self.anonymous_scope, session) {
-            (AnonymousScope::Tenant, _) => ("tenant".to_string(), true),
-            (AnonymousScope::Session, Some(id)) => (id.to_string(), true),
+        let (scope, lasting) = match (self.anonymous_scope, session) {
+            (AnonymousScope::Tenant, _) => (format!("anon:{tenant}:tenant"), true),
+            (AnonymousScope::Session, Some(id)) => (format!("anon:{tenant}:{id}"), true),
             // Without a session nothing ties two anonymous requests together,
             // so each is a principal of its own that no later request can be.
-            (AnonymousScope::Session, None) => {
-                (format!("request-{:032x}", rand::random::<u128>()), false)
-            }
+            (AnonymousScope::Session, None) => (
+                format!(
+                    "anon:{tenant}:request-{}",
+                    hex::encode(rand::random::<[u8; 16]>())
+                ),
+                false,
+            ),
         };
         Ok(Principal {
-            scope: format!("anon:{tenant}:{owner}"),
+            scope,
             tenant: tenant.clone(),
             lasting,
             permissions: self.anonymous_policy.0,

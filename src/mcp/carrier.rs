@@ -109,9 +109,18 @@ pub fn accepts_json(headers: &HeaderMap) -> bool {
     if values.is_empty() {
         return true;
     }
-    values
-        .iter()
-        .flat_map(|v| v.split(','))
+    let ranges = || values.iter().flat_map(|v| v.split(','));
+    // What clients send: a plain range that admits JSON needs no parsing
+    // (without parameters its weight is 1).
+    if ranges().any(|range| {
+        let range = range.trim();
+        ["application/json", "application/*", "*/*"]
+            .iter()
+            .any(|plain| range.eq_ignore_ascii_case(plain))
+    }) {
+        return true;
+    }
+    ranges()
         .filter_map(|range| range.trim().parse::<mime::Mime>().ok())
         .any(|range| {
             let type_ok = range.type_() == mime::STAR
@@ -132,9 +141,15 @@ pub fn set_transport_accept(headers: &mut HeaderMap) {
 
 /// Whether `Content-Type` is `application/json` (parameters allowed).
 pub fn is_json_content(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return false;
+    };
+    if value.as_bytes().eq_ignore_ascii_case(b"application/json") {
+        return true;
+    }
+    value
+        .to_str()
+        .ok()
         .and_then(|v| v.parse::<mime::Mime>().ok())
         .is_some_and(|m| m.essence_str() == mime::APPLICATION_JSON.essence_str())
 }

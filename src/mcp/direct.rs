@@ -16,7 +16,7 @@
 use super::answer::{Answer, Rendered};
 use super::arguments::PlainCall;
 use axum::body::Body;
-use axum::http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, header};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ClientRequest,
     GetMeta, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerJsonRpcMessage,
@@ -25,7 +25,7 @@ use rmcp::model::{
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-const PROTOCOL_HEADER: &str = "mcp-protocol-version";
+const PROTOCOL_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// A tool call the front answers directly.
 pub struct DirectCall {

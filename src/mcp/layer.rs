@@ -21,14 +21,14 @@ use crate::auth::{AuthError, Principal, bearer};
 use crate::gateway::Gateway;
 use crate::telemetry::request_log::RequestFields;
 use axum::body::Body;
-use axum::http::{HeaderValue, Method, Request, Response, StatusCode};
+use axum::http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use serde_json::Value;
 use std::convert::Infallible;
 use std::sync::Arc;
 use tower::Service;
 
-const SESSION_HEADER: &str = "mcp-session-id";
+const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 
 /// rmcp's service as a boxed, cloneable tower service.
 pub type McpService = tower::util::BoxCloneSyncService<Request<Body>, Response<Body>, Infallible>;

@@ -373,7 +373,7 @@ impl PilotageServer {
             p.extensions
                 .get::<crate::telemetry::request_log::RequestFields>()
         }) {
-            fields.set_tool(&name, &language, &outcome);
+            fields.set_tool(name, language, outcome);
             if let Some(run_id) = run_id {
                 fields.set_run_id(run_id);
             }

@@ -12,14 +12,14 @@
 
 use crate::auth::Principal;
 use axum::body::Body;
-use axum::http::{HeaderValue, Request, Response, StatusCode};
+use axum::http::{HeaderName, HeaderValue, Request, Response, StatusCode};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 use tracing::Instrument;
 
 use super::trace_context::TraceContext;
 
-const REQUEST_ID: &str = "x-request-id";
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// A caller's request id longer than this, or with other than printable
 /// ASCII, is replaced (it would otherwise be copied into every log line).
 const MAX_REQUEST_ID: usize = 128;
@@ -83,11 +83,11 @@ impl RequestFields {
 
     /// The tool call's tool, language and outcome (run status, request-error
     /// kind, `carrier_error` or `ok`).
-    pub fn set_tool(&self, tool: &str, language: &str, outcome: &str) {
+    pub fn set_tool(&self, tool: String, language: String, outcome: String) {
         self.with(|f| {
-            f.tool = Some(tool.to_string());
-            f.language = (!language.is_empty()).then(|| language.to_string());
-            f.outcome = Some(outcome.to_string());
+            f.tool = Some(tool);
+            f.language = (!language.is_empty()).then_some(language);
+            f.outcome = Some(outcome);
         });
     }
 

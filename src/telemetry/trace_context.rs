@@ -30,6 +30,8 @@ pub struct TraceContext {
     pub request_id: String,
 }
 
+const TRACEPARENT: axum::http::HeaderName = axum::http::HeaderName::from_static("traceparent");
+
 tokio::task_local! {
     static CURRENT: TraceContext;
 }
@@ -40,7 +42,7 @@ impl TraceContext {
     /// `tracestate` with it).
     pub fn from_headers(headers: &HeaderMap) -> TraceContext {
         // Most callers send no trace: no propagator context to build then.
-        let caller = if headers.contains_key("traceparent") {
+        let caller = if headers.contains_key(TRACEPARENT) {
             let cx = TraceContextPropagator::new().extract(&HeaderExtractor(headers));
             cx.span().span_context().clone()
         } else {

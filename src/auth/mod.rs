@@ -99,7 +99,9 @@ impl Authenticator {
             && !self.keys.contains(&hash(token))
             && oauth::OAuthVerifier::looks_like_jwt(token)
         {
-            return oauth.principal(token).await;
+            // Boxed: verifying a token (and fetching keys) is a large
+            // future that every request's future would otherwise carry.
+            return Box::pin(oauth.principal(token)).await;
         }
         self.principal(bearer, session)
     }

@@ -110,25 +110,21 @@ where
         // (a span per request costs more than the line): written as spans
         // were, outermost first.
         TraceContext::with_current(|t| {
-            spans.object("request", |out| {
-                out.write_str("\"request_id\":")?;
-                write_json_str(out, &t.request_id)?;
-                out.write_str(",\"trace_id\":")?;
-                write_json_str(out, &t.trace_id)?;
-                out.write_char(',')
-            })
+            spans.strings(
+                "request",
+                &[("request_id", &t.request_id), ("trace_id", &t.trace_id)],
+            )
         })
         .transpose()?;
         ToolScope::with_current(|t| {
-            spans.object("tools/call", |out| {
-                out.write_str("\"tool\":")?;
-                write_json_str(out, &t.tool)?;
-                out.write_str(",\"language\":")?;
-                write_json_str(out, &t.language)?;
-                out.write_str(",\"tenant\":")?;
-                write_json_str(out, &t.tenant)?;
-                out.write_char(',')
-            })
+            spans.strings(
+                "tools/call",
+                &[
+                    ("tool", &t.tool),
+                    ("language", &t.language),
+                    ("tenant", &t.tenant),
+                ],
+            )
         })
         .transpose()?;
         if let Some(scope) = ctx.event_scope() {
@@ -177,6 +173,21 @@ impl<W: Write> SpanList<'_, W> {
         self.out.write_str("\"name\":")?;
         write_json_str(self.out, name)?;
         self.out.write_char('}')
+    }
+
+    /// A span whose members are strings; their names are the format's own
+    /// (never escaped).
+    fn strings(&mut self, name: &str, members: &[(&str, &str)]) -> fmt::Result {
+        self.object(name, |out| {
+            for (key, value) in members {
+                out.write_char('"')?;
+                out.write_str(key)?;
+                out.write_str("\":")?;
+                write_json_str(out, value)?;
+                out.write_char(',')?;
+            }
+            Ok(())
+        })
     }
 }
 
@@ -294,9 +305,8 @@ impl<W: Write> Write for Escaped<'_, W> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn span_fields_are_one_json_object_and_later_ones_join_it() {
-        use tracing::subscriber::with_default;
+    /// A subscriber that writes this format's lines where the test reads them.
+    fn capture() -> (crate::telemetry::TestSink, impl tracing::Subscriber) {
         use tracing_subscriber::layer::SubscriberExt;
         let lines = crate::telemetry::TestSink::default();
         let sink = lines.clone();
@@ -304,7 +314,13 @@ mod tests {
             .fmt_fields(SpanFields)
             .event_format(JsonLine)
             .with_writer(move || sink.clone());
-        with_default(tracing_subscriber::registry().with(layer), || {
+        (lines, tracing_subscriber::registry().with(layer))
+    }
+
+    #[test]
+    fn span_fields_are_one_json_object_and_later_ones_join_it() {
+        let (lines, subscriber) = capture();
+        tracing::subscriber::with_default(subscriber, || {
             let outer = tracing::info_span!("outer", empty = tracing::field::Empty);
             let inner = outer.in_scope(|| {
                 tracing::info_span!("inner", a = 1, b = "q\"", late = tracing::field::Empty)
@@ -329,14 +345,8 @@ mod tests {
     #[tokio::test]
     async fn the_request_and_tool_call_scopes_lead_the_span_list() {
         use tracing::Instrument;
-        use tracing_subscriber::layer::SubscriberExt;
-        let lines = crate::telemetry::TestSink::default();
-        let sink = lines.clone();
-        let layer = tracing_subscriber::fmt::layer()
-            .fmt_fields(SpanFields)
-            .event_format(JsonLine)
-            .with_writer(move || sink.clone());
-        let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+        let (lines, subscriber) = capture();
+        let _default = tracing::subscriber::set_default(subscriber);
         let mut trace = TraceContext::from_headers(&Default::default());
         trace.request_id = "req-1".into();
         let tool = ToolScope {

@@ -298,6 +298,14 @@ pub async fn normalize(response: Response<Body>, id: impl FnOnce() -> Value) -> 
     if is_json {
         return response;
     }
+    // Boxed: reading the body makes a large future, which every request's
+    // future would otherwise make room for.
+    Box::pin(rewrite(response, id)).await
+}
+
+/// The JSON-RPC error object for a non-JSON error answer.
+async fn rewrite(response: Response<Body>, id: impl FnOnce() -> Value) -> Response<Body> {
+    let status = response.status();
     let (parts, body) = response.into_parts();
     let text = axum::body::to_bytes(body, MAX_PLAIN_BODY)
         .await

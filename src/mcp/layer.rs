@@ -231,13 +231,7 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
             }
         }
     };
-    // Boxed: rewriting an error body is rare, and its future would
-    // otherwise be carried by every request's.
-    let mut response = if response.status().is_success() {
-        response
-    } else {
-        Box::pin(carrier::normalize(response, id)).await
-    };
+    let mut response = carrier::normalize(response, id).await;
     retry_after.apply(&mut response);
     if let Some(token) = issued
         && response.status().is_success()

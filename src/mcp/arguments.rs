@@ -21,13 +21,13 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
-/// The arguments the front lifted out of one request, for its handler to
-/// take (once).
+/// The arguments the front lifted out of a request it hands to rmcp, for
+/// the handler to take (once) from the request's extensions.
 #[derive(Clone, Default)]
 pub struct LiftedArguments(Arc<Mutex<Option<Map<String, Value>>>>);
 
 impl LiftedArguments {
-    fn new(arguments: Map<String, Value>) -> Self {
+    pub fn new(arguments: Map<String, Value>) -> Self {
         Self(Arc::new(Mutex::new(Some(arguments))))
     }
 
@@ -41,7 +41,7 @@ impl LiftedArguments {
 /// arguments for the handler.
 pub struct Lifted {
     pub body: Bytes,
-    pub arguments: LiftedArguments,
+    pub arguments: Map<String, Value>,
     /// Set when the message is a plain call (see [`PlainCall`]).
     pub plain: Option<PlainCall>,
 }
@@ -88,7 +88,7 @@ pub fn lift(body: &Bytes) -> Option<Lifted> {
     small.extend_from_slice(&body[end..]);
     Some(Lifted {
         body: Bytes::from(small),
-        arguments: LiftedArguments::new(arguments),
+        arguments,
         plain,
     })
 }
@@ -172,8 +172,10 @@ mod tests {
 
     fn lifted(body: &str) -> Option<(String, Value)> {
         let l = lift(&Bytes::from(body.to_string()))?;
-        let args = l.arguments.take().map(Value::Object)?;
-        Some((String::from_utf8(l.body.to_vec()).unwrap(), args))
+        Some((
+            String::from_utf8(l.body.to_vec()).unwrap(),
+            Value::Object(l.arguments),
+        ))
     }
 
     #[test]
@@ -192,7 +194,7 @@ mod tests {
         let body = r#"{"jsonrpc":"2.0","id":1,"\u006dethod":"tools/call","params":{"name":"t","arguments":{"x":1}}}"#;
         let l = lift(&Bytes::from(body.to_string())).expect("lifted");
         assert_eq!(l.plain.expect("plain").name, "t");
-        assert_eq!(l.arguments.take().map(Value::Object), Some(json!({"x": 1})));
+        assert_eq!(Value::Object(l.arguments), json!({"x": 1}));
     }
 
     #[test]
@@ -201,12 +203,13 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"x":1}}}"#,
         ))
         .unwrap();
-        let shared = l.arguments.clone();
+        let lifted = LiftedArguments::new(l.arguments);
+        let shared = lifted.clone();
         assert_eq!(
             shared.take(),
             Some(json!({"x": 1}).as_object().unwrap().clone())
         );
-        assert_eq!(l.arguments.take(), None);
+        assert_eq!(lifted.take(), None);
     }
 
     fn plain(body: &str) -> Option<(rmcp::model::RequestId, String)> {

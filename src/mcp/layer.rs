@@ -10,8 +10,9 @@
 //! - `initialize` answers carry a signed `Mcp-Session-Id`; later requests with
 //!   an unknown, forged, expired or revoked id get HTTP 404; DELETE revokes.
 
-use super::arguments;
+use super::arguments::{self, LiftedArguments};
 use super::budget::RetryAfter;
+use super::call_request::{self, CallRequest};
 use super::carrier::{self, INTERNAL_ERROR, INVALID_REQUEST, Message, SESSION_ERROR, rpc_error};
 use super::direct;
 use super::origin::{self, BrowserGuard, Screened};
@@ -98,6 +99,7 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
     // A tool call the front answers itself (`direct`), when rmcp would
     // hand it to the handler unchanged.
     let mut direct = None;
+    let mut lifted_arguments = None;
     if parts.method == Method::POST {
         if !carrier::accepts_json(&parts.headers) {
             fields.set_reject("not_acceptable");
@@ -112,7 +114,7 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
         // unless it is a plain call, which needs nothing more read.
         if let Some(lifted) = arguments::lift(&bytes) {
             bytes = lifted.body;
-            parts.extensions.insert(lifted.arguments);
+            lifted_arguments = Some(lifted.arguments);
             direct = lifted
                 .plain
                 .and_then(|call| direct::plain_call(call, &parts.headers));
@@ -207,20 +209,34 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
     let issued = new_session
         .as_ref()
         .map(|session_id| front.signer.issue(session_id, &principal.scope));
-    parts.extensions.insert(principal);
-    if let Some(s) = &session {
-        parts.extensions.insert(s.clone());
-    }
     let retry_after = RetryAfter::default();
-    parts.extensions.insert(retry_after.clone());
-    // rmcp runs stateless: the session header is ours, not its.
-    parts.headers.remove(SESSION_HEADER);
     let response = match direct {
         Some(call) => {
-            let result = front.server.call(call.params, Some(&parts)).await;
+            let request = CallRequest {
+                principal: &principal,
+                session: session.as_ref(),
+                arguments: lifted_arguments,
+                peer: call_request::peer(&parts),
+                headers: &parts.headers,
+                retry_after: Some(&retry_after),
+                fields: Some(&fields),
+                trace: None,
+            };
+            let result = front.server.call(call.params, request).await;
             direct::answer(call.id, result)
         }
         None => {
+            // What the handler reads back through rmcp (`CallRequest::from_parts`).
+            parts.extensions.insert(principal);
+            if let Some(s) = session {
+                parts.extensions.insert(s);
+            }
+            if let Some(arguments) = lifted_arguments {
+                parts.extensions.insert(LiftedArguments::new(arguments));
+            }
+            parts.extensions.insert(retry_after.clone());
+            // rmcp runs stateless: the session header is ours, not its.
+            parts.headers.remove(SESSION_HEADER);
             let mut mcp = front.mcp.clone();
             match mcp
                 .call(Request::from_parts(parts, Body::from(bytes.clone())))

@@ -5,6 +5,7 @@
 pub mod answer;
 pub mod arguments;
 pub mod budget;
+pub mod call_request;
 pub mod carrier;
 pub mod direct;
 pub mod layer;

@@ -7,8 +7,8 @@
 //! initialize/discover result, a tool outside them being unknown (`-32602`).
 
 use super::answer::Answer;
-use super::arguments::LiftedArguments;
 use super::budget;
+use super::call_request::CallRequest;
 use super::tool_list::{self, ToolRole, ToolSpec};
 use super::tools::{self, Args, envelope, manifest};
 use crate::auth::Principal;
@@ -144,20 +144,26 @@ impl PilotageServer {
         let args = Args(map);
         let gw = &inner.gw;
         let language = |l: &str| gw.language(l).cloned();
+        // The tools that wait are boxed, each in its own arm: their state
+        // (execute's is large) sits in an allocation of its own, so the box
+        // `call` puts every call in stays small, and is cheap to fill, for
+        // the tools answered from memory (manifest, guides).
         let result = match &spec.role {
             ToolRole::Manifest => tools::manifest::call(&surface.manifest),
             ToolRole::Guide => tools::get_guide::call(gw, &args),
-            ToolRole::Catalog => tools::catalog::call(gw, &inner.pages, principal, &args).await,
+            ToolRole::Catalog => {
+                Box::pin(tools::catalog::call(gw, &inner.pages, principal, &args)).await
+            }
             ToolRole::Validate(l) => match language(l) {
-                Some(lang) => tools::validate::call(gw, &lang, principal, &args).await,
+                Some(lang) => Box::pin(tools::validate::call(gw, &lang, principal, &args)).await,
                 None => return Err(McpError::internal_error("language vanished", None)),
             },
             ToolRole::Execute(l) => match language(l) {
-                Some(lang) => tools::execute::call(gw, &lang, principal, &args).await,
+                Some(lang) => Box::pin(tools::execute::call(gw, &lang, principal, &args)).await,
                 None => return Err(McpError::internal_error("language vanished", None)),
             },
             ToolRole::Trace(l) => match language(l) {
-                Some(lang) => tools::trace::call(gw, &lang, principal, &args).await,
+                Some(lang) => Box::pin(tools::trace::call(gw, &lang, principal, &args)).await,
                 None => return Err(McpError::internal_error("language vanished", None)),
             },
         };
@@ -258,8 +264,17 @@ impl ServerHandler for PilotageServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let parts = context.extensions.get::<Parts>();
-        self.call(request, parts)
+        let Some(call) = context
+            .extensions
+            .get::<Parts>()
+            .and_then(CallRequest::from_parts)
+        else {
+            return Err(McpError::internal_error(
+                "no principal on the request",
+                None,
+            ));
+        };
+        self.call(request, call)
             .await
             .map(|answer| CallToolResponse::from(answer.into_result()))
     }
@@ -267,22 +282,19 @@ impl ServerHandler for PilotageServer {
 
 impl PilotageServer {
     /// One `tools/call`, for rmcp's handler and for the front's direct path
-    /// alike: `parts` is the HTTP request's, with what the front attached.
+    /// alike.
     pub async fn call(
         &self,
         request: CallToolRequestParams,
-        parts: Option<&Parts>,
+        mut call: CallRequest<'_>,
     ) -> Result<Answer, McpError> {
-        let principal = parts
-            .and_then(|p| p.extensions.get::<Principal>())
-            .cloned()
-            .ok_or_else(|| McpError::internal_error("no principal on the request", None))?;
+        let principal = call.principal;
         let name = request.name.to_string();
         // The front lifted a call's arguments out of the message (rmcp saw
         // `{}` in their place).
-        let arguments = parts
-            .and_then(|p| p.extensions.get::<LiftedArguments>())
-            .and_then(LiftedArguments::take)
+        let arguments = call
+            .arguments
+            .take()
             .or(request.arguments)
             .unwrap_or_default();
         let (language, execute) = self.tool_language(&name, &arguments);
@@ -313,34 +325,36 @@ impl PilotageServer {
         // rmcp serves the call on another task: carry the request's trace
         // context over so engine calls propagate it and lines name the
         // request. (The front's own task has it already.)
-        let trace = parts
+        let trace = call
+            .trace
             .filter(|_| TraceContext::with_current(|_| ()).is_none())
-            .and_then(|p| p.extensions.get::<TraceContext>())
             .cloned();
-        // A panic inside the call answers `internal` (and is counted as
-        // such) instead of ending the task and leaving the client waiting.
-        // Boxed: the dispatch future holds every tool's state (execute's is
-        // large), and an unboxed one is copied each time a wrapper below
-        // takes it by value.
-        let call = super::panic_guard::guarded(
-            &name,
-            Box::pin(
-                scope.run(
-                    self.dispatch(&name, arguments, &principal)
-                        .instrument(span.clone()),
-                ),
-            ),
-        );
         let gw = &self.inner.gw;
-        let caller = budget::caller_of(gw, &principal, parts);
-        let retry_after = parts.and_then(|p| p.extensions.get::<budget::RetryAfter>());
-        let result = budget::within_budget(gw, &principal, caller, retry_after, async {
-            match trace {
-                Some(t) => t.scope(call).await,
-                None => call.await,
+        let caller = budget::caller_of(gw, &call);
+        let result = match budget::refusal(gw, principal, &caller) {
+            Some(refusal) => Ok(refusal),
+            None => {
+                // A panic inside the call answers `internal` (and is counted
+                // as such) instead of ending the task and leaving the client
+                // waiting. The call runs as its caller, so the run cap counts
+                // it the same way.
+                let served = caller.serving(super::panic_guard::guarded(
+                    &name,
+                    scope.run(
+                        self.dispatch(&name, arguments, principal)
+                            .instrument(span.clone()),
+                    ),
+                ));
+                // Boxed with every scope it runs in: the front's request
+                // future, which holds this one, is copied as it is handed
+                // around, and each scope held by value doubles what it wraps.
+                match trace {
+                    Some(t) => Box::pin(t.scope(served)).await,
+                    None => Box::pin(served).await,
+                }
             }
-        })
-        .await;
+        };
+        budget::ask_retry(call.retry_after, &result);
         let took = started.elapsed();
         let run_id = result
             .as_ref()
@@ -369,10 +383,7 @@ impl PilotageServer {
             span.record("outcome", outcome.as_str());
             span.record("duration_ms", took.as_secs_f64() * 1000.0);
         }
-        if let Some(fields) = parts.and_then(|p| {
-            p.extensions
-                .get::<crate::telemetry::request_log::RequestFields>()
-        }) {
+        if let Some(fields) = call.fields {
             fields.set_tool(name, language, outcome);
             if let Some(run_id) = run_id {
                 fields.set_run_id(run_id);

@@ -1,0 +1,64 @@
+//! What a tool call knows of the HTTP request that carries it: what the
+//! front resolved (the principal, the session, the lifted arguments, the
+//! client's address and headers) and where the answer reports back (the
+//! `Retry-After` wait, the request's log fields).
+//!
+//! The front's direct path lends these from its own locals; rmcp's path
+//! reads them from the request's extensions, where the front put them
+//! before handing the request over.
+
+use super::arguments::LiftedArguments;
+use super::budget::RetryAfter;
+use super::session::Session;
+use crate::auth::Principal;
+use crate::telemetry::request_log::RequestFields;
+use crate::telemetry::trace_context::TraceContext;
+use axum::extract::ConnectInfo;
+use axum::http::HeaderMap;
+use axum::http::request::Parts;
+use serde_json::{Map, Value};
+use std::net::SocketAddr;
+
+/// One tool call's view of its request.
+pub struct CallRequest<'a> {
+    pub principal: &'a Principal,
+    /// The verified MCP session, if the request named one.
+    pub session: Option<&'a Session>,
+    /// The call's arguments when the front lifted them out of the message.
+    pub arguments: Option<Map<String, Value>>,
+    /// The connected peer (the client, or the last proxy).
+    pub peer: Option<SocketAddr>,
+    pub headers: &'a HeaderMap,
+    pub retry_after: Option<&'a RetryAfter>,
+    pub fields: Option<&'a RequestFields>,
+    /// The request's trace context, for a call served on another task.
+    pub trace: Option<&'a TraceContext>,
+}
+
+impl<'a> CallRequest<'a> {
+    /// The view of a request handed to rmcp; `None` without a principal
+    /// (the front attaches one to every request it hands over).
+    pub fn from_parts(parts: &'a Parts) -> Option<Self> {
+        let extensions = &parts.extensions;
+        Some(Self {
+            principal: extensions.get::<Principal>()?,
+            session: extensions.get::<Session>(),
+            arguments: extensions
+                .get::<LiftedArguments>()
+                .and_then(LiftedArguments::take),
+            peer: peer(parts),
+            headers: &parts.headers,
+            retry_after: extensions.get::<RetryAfter>(),
+            fields: extensions.get::<RequestFields>(),
+            trace: extensions.get::<TraceContext>(),
+        })
+    }
+}
+
+/// The connected peer of a request, as axum's server recorded it.
+pub fn peer(parts: &Parts) -> Option<SocketAddr> {
+    parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0)
+}

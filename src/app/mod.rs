@@ -145,13 +145,8 @@ async fn mcp_route(
         .cloned()
         .unwrap_or_default();
     let response = layer::handle(&state.front, req).await;
-    metrics
-        .http_requests
-        .with_label_values(&[
-            fields.with_rpc_method(known_method),
-            response.status().as_str(),
-        ])
-        .inc();
+    let status = response.status();
+    fields.with_rpc_method(|method| metrics.http_requests.count(method, status));
     response
 }
 
@@ -165,25 +160,6 @@ async fn resource_metadata(State(state): State<AppState>) -> axum::response::Res
             axum::Json(json!({"error": "this gateway accepts no OAuth access tokens"})),
         )
             .into_response(),
-    }
-}
-
-/// JSON-RPC methods as a metric label: the MCP ones, else "other", so a
-/// caller's made-up method never becomes a series.
-fn known_method(method: Option<&str>) -> &'static str {
-    const KNOWN: &[&str] = &[
-        "initialize",
-        "notifications/initialized",
-        "ping",
-        "tools/list",
-        "tools/call",
-        "server/discover",
-        "resources/list",
-        "prompts/list",
-    ];
-    match method {
-        Some(m) => KNOWN.iter().find(|k| **k == m).copied().unwrap_or("other"),
-        None => "none",
     }
 }
 

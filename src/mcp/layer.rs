@@ -21,6 +21,7 @@ use super::session::{Session, SessionSigner};
 use crate::auth::{AuthError, Principal, bearer};
 use crate::gateway::Gateway;
 use crate::telemetry::request_log::RequestFields;
+use crate::telemetry::trace_context::TraceContext;
 use axum::body::Body;
 use axum::http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
@@ -235,6 +236,11 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
                 parts.extensions.insert(LiftedArguments::new(arguments));
             }
             parts.extensions.insert(retry_after.clone());
+            // rmcp serves the call on a task of its own, outside the
+            // request's trace scope.
+            if let Some(trace) = TraceContext::current() {
+                parts.extensions.insert(trace);
+            }
             // rmcp runs stateless: the session header is ours, not its.
             parts.headers.remove(SESSION_HEADER);
             let mut mcp = front.mcp.clone();

@@ -7,6 +7,7 @@
 //! kinds, diagnostic codes, operations), never from caller-chosen text, so the
 //! number of series stays bounded. `docs/operations.md` explains every family.
 
+pub mod http_requests;
 pub mod store;
 
 use prometheus::{
@@ -37,7 +38,7 @@ pub struct Metrics {
     /// The `engine` label of the engine calls recorded through this value.
     engine: std::sync::Arc<str>,
     pub mcp_requests: IntCounter,
-    pub http_requests: IntCounterVec,
+    pub http_requests: http_requests::HttpRequests,
     pub tool_calls: HistogramVec,
     pub engine_calls: HistogramVec,
     pub store_operations: HistogramVec,
@@ -89,12 +90,12 @@ impl Metrics {
                 "pilotage_mcp_requests_total",
                 "HTTP requests to /mcp this instance received (every method, rejected ones included).",
             ),
-            http_requests: counter_vec(
+            http_requests: http_requests::HttpRequests::new(counter_vec(
                 &registry,
                 "pilotage_http_requests_total",
                 "Answered HTTP requests to /mcp, by JSON-RPC method (closed set, else \"other\") and HTTP status code.",
                 &["method", "code"],
-            ),
+            )),
             tool_calls: histogram_vec(
                 &registry,
                 "pilotage_tool_call_duration_seconds",

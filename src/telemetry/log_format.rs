@@ -21,7 +21,6 @@ use std::fmt::{self, Write};
 use std::sync::OnceLock;
 use tracing::field::{Field, Visit};
 use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, Writer};
-use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::fmt::{FmtContext, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -92,8 +91,10 @@ where
             writer.write_str(member)?;
         }
         writer.write_str("\"timestamp\":\"")?;
-        SystemTime.format_time(&mut writer)?;
-        write!(writer, "\",\"level\":\"{}\"", meta.level())?;
+        super::timestamp::write_now(&mut writer)?;
+        writer.write_str("\",\"level\":\"")?;
+        writer.write_str(meta.level().as_str())?;
+        writer.write_char('"')?;
         let mut fields = Fields {
             out: &mut writer,
             result: Ok(()),
@@ -233,11 +234,15 @@ impl<W: Write> Visit for Fields<'_, W> {
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.member(field, |out| write!(out, "{value}"));
+        self.member(field, |out| {
+            out.write_str(itoa::Buffer::new().format(value))
+        });
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.member(field, |out| write!(out, "{value}"));
+        self.member(field, |out| {
+            out.write_str(itoa::Buffer::new().format(value))
+        });
     }
 
     fn record_i128(&mut self, field: &Field, value: i128) {
@@ -251,7 +256,9 @@ impl<W: Write> Visit for Fields<'_, W> {
     fn record_f64(&mut self, field: &Field, value: f64) {
         // JSON has no NaN or infinity.
         if value.is_finite() {
-            self.member(field, |out| write!(out, "{value:?}"));
+            self.member(field, |out| {
+                out.write_str(ryu::Buffer::new().format_finite(value))
+            });
         } else {
             self.member(field, |out| out.write_str("null"));
         }

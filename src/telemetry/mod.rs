@@ -10,6 +10,7 @@ pub mod otel_env;
 pub mod otlp;
 pub mod request_log;
 pub mod span_context;
+mod timestamp;
 pub mod tool_call;
 pub mod trace_context;
 

@@ -166,7 +166,6 @@ async fn log_request(mut req: Request<Body>, next: axum::middleware::Next) -> Re
     } else {
         tracing::Span::none()
     };
-    req.extensions_mut().insert(trace.clone());
     let method = req.method().clone();
     let uri = req.uri().clone();
     let started = Instant::now();

@@ -16,6 +16,7 @@ pub mod limits;
 pub mod mcp;
 pub mod metrics;
 pub mod pilotage;
+pub mod random_id;
 pub mod reload;
 pub mod shipped;
 pub mod store;

@@ -139,7 +139,7 @@ impl Authenticator {
             (AnonymousScope::Session, None) => (
                 format!(
                     "anon:{tenant}:request-{}",
-                    hex::encode(rand::random::<[u8; 16]>())
+                    crate::random_id::as_str(&crate::random_id::random_hex())
                 ),
                 false,
             ),

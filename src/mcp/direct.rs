@@ -133,12 +133,19 @@ fn shared_answer(
 ) -> serde_json::Result<Vec<u8>> {
     result.result_type = None;
     result.structured_content = None;
-    serde_json::to_vec(&JsonRpcResponse {
-        jsonrpc: JsonRpcVersion2_0,
-        id,
-        result: SharedResult {
-            result: &result,
-            structured: &shared.text,
+    // The shared text is most of the answer: room for it and the summary
+    // up front, rather than growing the buffer several times over.
+    let mut body = Vec::with_capacity(shared.text.get().len() + 512);
+    serde_json::to_writer(
+        &mut body,
+        &JsonRpcResponse {
+            jsonrpc: JsonRpcVersion2_0,
+            id,
+            result: SharedResult {
+                result: &result,
+                structured: &shared.text,
+            },
         },
-    })
+    )?;
+    Ok(body)
 }

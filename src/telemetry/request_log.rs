@@ -120,11 +120,9 @@ pub fn layer(router: axum::Router) -> axum::Router {
 /// generator (a UUID from the system's random source per request cost a
 /// system call on every request).
 fn new_request_id() -> HeaderValue {
-    let mut hex = [0u8; 32];
-    // 16 bytes always fill 32 hex digits, and hex digits are always a valid
-    // header value.
-    let _ = hex::encode_to_slice(rand::random::<u128>().to_be_bytes(), &mut hex);
-    HeaderValue::from_bytes(&hex).unwrap_or_else(|_| HeaderValue::from_static("0"))
+    // Hex digits are always a valid header value.
+    HeaderValue::from_bytes(&crate::random_id::random_hex())
+        .unwrap_or_else(|_| HeaderValue::from_static("0"))
 }
 
 fn usable_id(v: &HeaderValue) -> bool {

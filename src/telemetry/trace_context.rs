@@ -57,7 +57,10 @@ impl TraceContext {
         } else {
             TraceContext {
                 // Written as `TraceId` writes itself: 32 lowercase hex digits.
-                trace_id: hex::encode((rand::random::<u128>() | 1).to_be_bytes()),
+                trace_id: crate::random_id::as_str(&crate::random_id::hex_digits(
+                    rand::random::<u128>() | 1,
+                ))
+                .to_owned(),
                 parent: None,
                 request_id: String::new(),
             }

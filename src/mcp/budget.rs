@@ -2,10 +2,10 @@
 //! the request (an identified principal; else the verified MCP session; else
 //! the client address, read through trusted proxies), and the call is
 //! admitted or refused (the handler runs an admitted call as that caller,
-//! so the run cap counts it the same way). A refusal that says when to retry (`retry_after_ms`) also
-//! gives the HTTP answer a `Retry-After` header, in whole seconds rounded
-//! up; the answer itself stays the tool result on HTTP 200, the Pilotage
-//! value an MCP client reads.
+//! so the run cap counts it the same way). A refusal that says when to
+//! retry (`retry_after_ms`) also gives the HTTP answer a `Retry-After`
+//! header, in whole seconds rounded up; the answer itself stays the tool
+//! result on HTTP 200, the Pilotage value an MCP client reads.
 
 use super::answer::Answer;
 use super::call_request::CallRequest;

@@ -9,19 +9,21 @@
 //! the hash, so the same visible catalog gives the same token on every
 //! instance and after restarts (Part IV §3).
 //!
-//! Freshness: a tenant's listing is reused for `cache.catalog_max_age_ms`
-//! after the engine last confirmed it ([`fresh`]); past that, a request
-//! revalidates it with the engine's ETag. Concurrent requests of one tenant
-//! share one revalidation (a request accepts a revalidation that completed
-//! after it arrived), and a changed body whose mapped entries are the same
-//! (a usage counter moved) keeps the cached catalog: entries, digests and
-//! hashes are rebuilt only when the contract changed.
+//! Currency ([`fresh`]): every view is confirmed by an engine answer (a
+//! conditional request with the cached ETag) that began after the call
+//! arrived; concurrent calls of one tenant share one such confirmation.
+//! Only read-only calls may opt into reusing a confirmed catalog for
+//! `cache.read_only_catalog_staleness_ms`, never execute. A changed body
+//! whose mapped entries are the same (a usage counter moved) keeps the
+//! cached catalog: entries, digests and hashes are rebuilt only when the
+//! contract changed.
 
 mod canonical;
 mod entry;
 pub mod fresh;
 pub mod risk_when;
 
+pub use fresh::Currency;
 use canonical::{EntryDigest, VersionHasher, in_halves};
 pub use canonical::{canonical_json, version_of, write_canonical_to};
 pub use entry::Entry;
@@ -84,37 +86,14 @@ struct TenantCatalog {
     weight: u64,
 }
 
-/// One tenant's cached catalog and the gate that makes concurrent requests
-/// share one revalidation.
-#[derive(Default)]
-struct TenantSlot {
-    current: std::sync::RwLock<Option<(Option<String>, Arc<TenantCatalog>)>>,
-    gate: tokio::sync::Mutex<()>,
-    /// Completed revalidations.
-    generation: std::sync::atomic::AtomicU64,
-    /// When the engine last confirmed `current`.
-    confirmed: fresh::Confirmed,
-}
+/// One tenant's cached catalog, with the ETag it was read under.
+type TenantSlot = fresh::Slot<TenantCatalog>;
 
-impl TenantSlot {
-    fn current(&self) -> Option<(Option<String>, Arc<TenantCatalog>)> {
-        self.current
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-    }
-    /// Estimated bytes of the cached catalog (the cache's weigher).
-    fn weight(&self) -> u64 {
-        256 + self.current().map_or(0, |(etag, catalog)| {
-            etag.as_deref().map_or(0, crate::weigh::text) + catalog.weight
-        })
-    }
-    fn set(&self, etag: Option<String>, catalog: Arc<TenantCatalog>) {
-        *self
-            .current
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((etag, catalog));
-    }
+/// Estimated bytes of a tenant's cached catalog (the cache's weigher).
+fn slot_weight(slot: &TenantSlot) -> u64 {
+    256 + slot.current().map_or(0, |(etag, catalog)| {
+        etag.as_deref().map_or(0, crate::weigh::text) + catalog.weight
+    })
 }
 
 /// The catalog as one caller sees it right now.
@@ -206,9 +185,9 @@ pub struct CatalogService {
     snapshots_written: moka::sync::Cache<String, ()>,
     /// Counts contract changes of a tenant's catalog (a new version).
     version_changes: prometheus::IntCounter,
-    /// How long a confirmed catalog or program listing is reused.
-    fresh: fresh::Freshness,
-    /// Principals' promoted programs, reused while current.
+    /// How long read-only calls may reuse a confirmed catalog or listing.
+    fresh: fresh::Staleness,
+    /// Principals' promoted programs, reused by read-only calls within it.
     programs: fresh::ProgramLists,
     /// The mapping's schema, tags and kept fields never overlap, so a
     /// capability's are moved into its entry rather than copied.
@@ -225,7 +204,8 @@ pub struct CatalogService {
 impl CatalogService {
     /// `max_bytes` bounds the cached catalogs (three quarters), the
     /// baseline markers and the program listings (one eighth each). Every
-    /// request asks the engine until [`Self::with_max_age`] says otherwise.
+    /// view is confirmed unless [`Self::with_read_only_staleness`] lets
+    /// read-only calls reuse one.
     pub fn new(engine: SharedEngine, store: Arc<dyn Store>, max_bytes: u64) -> Self {
         let mapping = engine.profile().clone();
         let f = &mapping.catalog;
@@ -248,7 +228,7 @@ impl CatalogService {
             tenants: moka::sync::Cache::builder()
                 .max_capacity(tenant_bytes)
                 .weigher(|tenant: &String, slot: &Arc<TenantSlot>| {
-                    crate::weigh::as_weight(crate::weigh::text(tenant) + slot.weight())
+                    crate::weigh::as_weight(crate::weigh::text(tenant) + slot_weight(slot))
                 })
                 .build(),
             snapshots_written: moka::sync::Cache::builder()
@@ -259,14 +239,15 @@ impl CatalogService {
                 .build(),
             version_changes: prometheus::IntCounter::new("unregistered", "-")
                 .expect("valid counter"),
-            fresh: fresh::Freshness::new(Duration::ZERO),
+            fresh: fresh::Staleness::new(Duration::ZERO),
             programs: fresh::ProgramLists::new(max_bytes / 8),
         }
     }
 
-    /// Reuses a confirmed catalog or program listing for `max_age`.
-    pub fn with_max_age(mut self, max_age: Duration) -> Self {
-        self.fresh = fresh::Freshness::new(max_age);
+    /// Lets read-only calls reuse a confirmed catalog or program listing
+    /// for `max` (a departure from Part II §6.4; execute never does).
+    pub fn with_read_only_staleness(mut self, max: Duration) -> Self {
+        self.fresh = fresh::Staleness::new(max);
         self
     }
 
@@ -276,9 +257,14 @@ impl CatalogService {
         self.programs.forget(scope);
     }
 
-    /// The promoted programs of `scope`, from the store unless a listing is current.
-    async fn list_programs(&self, scope: &str) -> Result<Arc<Vec<Value>>, CatalogError> {
-        if let Some(programs) = self.programs.current(&self.fresh, scope) {
+    /// The promoted programs of `scope`, from the store unless a call of
+    /// `currency` may reuse a listing.
+    async fn list_programs(
+        &self,
+        scope: &str,
+        currency: Currency,
+    ) -> Result<Arc<Vec<Value>>, CatalogError> {
+        if let Some(programs) = self.programs.reusable(&self.fresh, currency, scope) {
             return Ok(programs);
         }
         let at = self.fresh.now();
@@ -308,15 +294,20 @@ impl CatalogService {
         self.tenants.entry_count()
     }
 
-    /// The current view for `principal`; stores it as a changed_since baseline
-    /// the first time this version is seen (never for a principal no later
-    /// request can be: nobody could ask for changes since it).
-    pub async fn view(&self, principal: &Principal) -> Result<CatalogView, CatalogError> {
-        let tenant = self.tenant(&principal.tenant).await?;
+    /// The view of `principal` as current as `currency` asks; stores it
+    /// as a changed_since baseline the first time this version is seen
+    /// (never for a principal no later request can be: nobody could ask
+    /// for changes since it).
+    pub async fn view(
+        &self,
+        principal: &Principal,
+        currency: Currency,
+    ) -> Result<CatalogView, CatalogError> {
+        let tenant = self.tenant(&principal.tenant, currency).await?;
         // A principal no later request can be has a scope of its own that
         // nothing was ever promoted under: no store read.
         let programs = if principal.lasting {
-            self.list_programs(&principal.scope).await?
+            self.list_programs(&principal.scope, currency).await?
         } else {
             Arc::default()
         };
@@ -376,29 +367,26 @@ impl CatalogService {
         Ok(Some(changes))
     }
 
-    async fn tenant(&self, tenant: &str) -> Result<Arc<TenantCatalog>, EngineError> {
+    async fn tenant(
+        &self,
+        tenant: &str,
+        currency: Currency,
+    ) -> Result<Arc<TenantCatalog>, EngineError> {
         let slot = self
             .tenants
             .get_with_by_ref(tenant, || Arc::new(TenantSlot::default()));
-        if self.fresh.current(slot.confirmed.at())
-            && let Some((_, catalog)) = slot.current()
-        {
+        if let Some(catalog) = slot.reusable(&self.fresh, currency) {
             return Ok(catalog);
         }
-        let arrived = slot.generation.load(std::sync::atomic::Ordering::Acquire);
-        let _one_at_a_time = slot.gate.lock().await;
-        let cached = slot.current();
-        if slot.generation.load(std::sync::atomic::Ordering::Acquire) != arrived
-            && let Some((_, catalog)) = &cached
-        {
-            // Revalidated by another request after this one arrived.
-            return Ok(catalog.clone());
-        }
+        let (confirming, cached) = match slot.turn().await {
+            fresh::Turn::Shared(catalog) => return Ok(catalog),
+            fresh::Turn::Confirm(confirming, cached) => (confirming, cached),
+        };
         let etag = cached.as_ref().and_then(|(e, _)| e.clone());
-        let asked = self.fresh.now();
-        let fresh = match self.engine.catalog(tenant, etag.as_deref()).await? {
+        let began = self.fresh.now();
+        let (kept, catalog) = match self.engine.catalog(tenant, etag.as_deref()).await? {
             CatalogFetch::NotModified => match cached {
-                Some((_, catalog)) => catalog,
+                Some((_, catalog)) => (None, catalog),
                 None => {
                     return Err(EngineError::Failed(
                         "engine answered 304 to an unconditional request".into(),
@@ -417,16 +405,16 @@ impl CatalogService {
                     }
                     None => Arc::new(built),
                 };
-                slot.set(etag, catalog.clone());
-                // Inserted again so the cache weighs the slot's new content.
-                self.tenants.insert(tenant.to_string(), slot.clone());
-                catalog
+                (Some((etag, catalog.clone())), catalog)
             }
         };
-        slot.confirmed.set(asked);
-        slot.generation
-            .fetch_add(1, std::sync::atomic::Ordering::Release);
-        Ok(fresh)
+        let reweigh = kept.is_some();
+        slot.confirmed(confirming, began, kept);
+        if reweigh {
+            // Inserted again so the cache weighs the slot's new content.
+            self.tenants.insert(tenant.to_string(), slot.clone());
+        }
+        Ok(catalog)
     }
 
     /// A catalog heavier than the cache's share for catalogs is dropped

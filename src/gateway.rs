@@ -236,8 +236,8 @@ impl Gateway {
                 CatalogService::new(client.clone(), store.clone(), config.cache.catalog_bytes)
                     .count_version_changes(metrics.catalog_version_changes.clone())
                     .count_oversized(metrics.catalog_oversized.clone())
-                    .with_max_age(std::time::Duration::from_millis(
-                        config.cache.catalog_max_age_ms,
+                    .with_read_only_staleness(std::time::Duration::from_millis(
+                        config.cache.read_only_catalog_staleness_ms,
                     ));
             engines.insert(
                 name.to_string(),

@@ -68,6 +68,9 @@ pub async fn run(path: &Path, probe: &ProbeArgs) -> ExitCode {
     if failed {
         return ExitCode::FAILURE;
     }
+    for warning in config.warnings() {
+        println!("{warning}");
+    }
     println!(
         "{}: ok ({} language(s))",
         path.display(),

@@ -34,8 +34,15 @@ pub struct ClassifyArgs {
 }
 
 pub fn run(args: ClassifyArgs) -> ExitCode {
-    let config = match Config::load(&args.config) {
-        Ok(c) => c,
+    // Rule files and their examples need no engine, so nothing an
+    // engine's installation writes has to exist.
+    let config = match Config::load_for_rules(&args.config) {
+        Ok((config, warnings)) => {
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
+            config
+        }
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::FAILURE;

@@ -76,6 +76,9 @@ pub async fn run_server(config: crate::config::Config) -> std::process::ExitCode
             "serving with the public session secret or API key of the demo configuration: anyone who can reach this address can forge sessions or call as demo-key; set a secret and keys of your own (docs/operations.md) before it listens off loopback"
         );
     }
+    for warning in config.warnings() {
+        tracing::warn!("{warning}");
+    }
     // Start whatever the engines say; an operator reads why one is silent.
     tokio::spawn(warn_of_silent_engines(config.clone()));
     let served = match crate::app::build(config).await {

@@ -19,11 +19,18 @@ pub struct CacheConfig {
     /// Catalog list pages as answered (tree and JSON text), reused while
     /// the caller's `catalog_version` holds.
     pub page_bytes: u64,
-    /// How long a tenant's catalog and a principal's promoted programs are
-    /// reused after the engine (or the store) last confirmed them, in
-    /// milliseconds; 0 asks on every request. A change of the engine's
-    /// catalog reaches `catalog_version` within this time.
-    pub catalog_max_age_ms: u64,
+    /// Opt-in departure from Part II §6.4, 0 (off) by default: how long
+    /// validate and catalog pages may answer from a tenant's catalog (and a
+    /// principal's promoted programs) confirmed that many milliseconds ago.
+    /// Within it such an answer can miss a catalog change, and its
+    /// `catalog_version` can lag. Execute never reuses: its drift check and
+    /// re-validation always use a catalog confirmed after the call arrived.
+    pub read_only_catalog_staleness_ms: u64,
+    /// The key this setting had when it also applied to execute; refused
+    /// at start with the way forward.
+    #[schemars(skip)]
+    #[serde(rename = "catalog_max_age_ms")]
+    pub retired_catalog_max_age_ms: Option<u64>,
 }
 
 impl Default for CacheConfig {
@@ -32,7 +39,8 @@ impl Default for CacheConfig {
             verdict_bytes: 16 * MIB,
             catalog_bytes: 32 * MIB,
             page_bytes: 4 * MIB,
-            catalog_max_age_ms: 1_000,
+            read_only_catalog_staleness_ms: 0,
+            retired_catalog_max_age_ms: None,
         }
     }
 }
@@ -54,7 +62,28 @@ impl CacheConfig {
                 ));
             }
         }
+        if self.retired_catalog_max_age_ms.is_some() {
+            out.push((
+                "cache.catalog_max_age_ms".to_string(),
+                "this key is gone: execute now always uses a catalog the engine confirmed after the call arrived, and every other call does too by default".to_string(),
+                "remove it; to let validate and catalog pages reuse a catalog for a bounded time (a departure from Part II §6.4), set cache.read_only_catalog_staleness_ms instead".to_string(),
+            ));
+        }
         out
+    }
+
+    /// (key, warning) pairs: settings that work but bend the specification.
+    pub(super) fn warnings(&self) -> Vec<(String, String)> {
+        let ms = self.read_only_catalog_staleness_ms;
+        if ms == 0 {
+            return Vec::new();
+        }
+        vec![(
+            "cache.read_only_catalog_staleness_ms".to_string(),
+            format!(
+                "validate and catalog pages may answer from a catalog confirmed up to {ms} ms ago, a departure from Part II §6.4: within that time they can miss a catalog change and show an older catalog_version (execute always confirms the catalog); set 0 to keep the specification"
+            ),
+        )]
     }
 }
 

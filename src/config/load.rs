@@ -9,6 +9,31 @@ use std::path::{Path, PathBuf};
 impl Config {
     /// Reads, applies environment overrides, and validates.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let (config, problems) = Self::load_with_problems(path)?;
+        if problems.is_empty() {
+            Ok(config)
+        } else {
+            Err(ConfigError(problems))
+        }
+    }
+
+    /// For work on rule files alone (`classify`): like [`Self::load`], but
+    /// a problem with an engine's runtime folders (what an engine's
+    /// installation writes, such as n8n's tenant secrets) comes back as a
+    /// warning, since no engine is reached.
+    pub fn load_for_rules(path: &Path) -> Result<(Config, Vec<ConfigProblem>), ConfigError> {
+        let (config, problems) = Self::load_with_problems(path)?;
+        let (warnings, problems): (Vec<_>, Vec<_>) =
+            problems.into_iter().partition(ConfigProblem::is_runtime_folder);
+        if problems.is_empty() {
+            Ok((config, warnings))
+        } else {
+            Err(ConfigError(problems))
+        }
+    }
+
+    /// Reads and applies environment overrides; every problem found.
+    fn load_with_problems(path: &Path) -> Result<(Config, Vec<ConfigProblem>), ConfigError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| {
             ConfigError(vec![ConfigProblem {
@@ -25,11 +50,7 @@ impl Config {
             .collect();
         problems.extend(config.unknown_engine_url_variables(variables.iter().map(String::as_str)));
         problems.extend(config.validate());
-        if problems.is_empty() {
-            Ok(config)
-        } else {
-            Err(ConfigError(problems))
-        }
+        Ok((config, problems))
     }
 
     /// Parses TOML text; `path` names the source in messages and anchors
@@ -92,6 +113,17 @@ impl Config {
                 problem,
                 fix,
             })
+            .collect()
+    }
+
+    /// Settings that start but bend the specification, each as one line
+    /// naming file and key (printed by `check-config`, logged at start).
+    pub fn warnings(&self) -> Vec<String> {
+        let file = self.source.display().to_string();
+        self.cache
+            .warnings()
+            .into_iter()
+            .map(|(key, warning)| format!("{file}: `{key}`: warning: {warning}"))
             .collect()
     }
 

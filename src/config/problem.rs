@@ -10,6 +10,19 @@ pub struct ConfigProblem {
     pub fix: String,
 }
 
+impl ConfigProblem {
+    /// Whether it is about an engine's runtime folder (written by that
+    /// engine's installation, read only when the engine is called).
+    pub fn is_runtime_folder(&self) -> bool {
+        self.key
+            .split('.')
+            .any(|part| RUNTIME_FOLDER_KEYS.contains(&part))
+    }
+}
+
+/// Engine keys that name folders an engine's installation fills.
+const RUNTIME_FOLDER_KEYS: [&str; 1] = ["tenants_dir"];
+
 impl std::fmt::Display for ConfigProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(

@@ -179,7 +179,9 @@ async fn steps_until_halt(ex: &Exec<'_>, claim: Option<&claim::Claim>) -> Result
     let view = ex
         .lang
         .catalog
-        .view(ex.principal)
+        // Whatever the configuration: the drift check and the re-validation
+        // use a catalog the engine confirmed after this call arrived.
+        .view(ex.principal, crate::catalog::Currency::Confirmed)
         .await
         .map_err(|e| e.before_execution())?;
     revalidate::no_catalog_drift(ex, &view)?;

@@ -244,7 +244,7 @@ async fn the_gateways_catalog_reads_the_entries_through_the_adapters_mapping() {
         let principal = principal.clone();
         async move {
             CatalogService::new(engine, store, 1 << 20)
-                .view(&principal)
+                .view(&principal, pilotage_gateway::catalog::Currency::Confirmed)
                 .await
                 .expect("a view")
         }

@@ -1,9 +1,10 @@
-//! `cache.catalog_max_age_ms`, through the real endpoint: a confirmed
-//! catalog is served from memory for its age (the engine is not asked
-//! again, and a change of the engine's catalog waits for the age), a
-//! promotion through this instance shows at once, and 0 asks the engine on
-//! every request. A catalog too large for `cache.catalog_bytes` still
-//! answers and is counted.
+//! Catalog currency through the real endpoint: by default every call is
+//! answered from a catalog the engine confirmed after it arrived; the
+//! opt-in `cache.read_only_catalog_staleness_ms` lets validate and catalog
+//! pages reuse a confirmed one, never execute (its drift check refuses a
+//! run on a changed catalog at any setting); a promotion through this
+//! instance shows at once. A catalog too large for `cache.catalog_bytes`
+//! still answers and is counted.
 
 use crate::common::engine_env::ids_of;
 use crate::common::{ACME_OPS, LANG, Mcp, TestEnv, write_program};
@@ -33,8 +34,11 @@ async fn list(c: &Mcp, arguments: Value) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_confirmed_catalog_is_served_from_memory_for_its_max_age() {
-    let env = TestEnv::with_config(CONFIG, |c| c.cache.catalog_max_age_ms = HOUR_MS).await;
+async fn read_only_staleness_serves_validate_and_pages_from_memory() {
+    let env = TestEnv::with_config(CONFIG, |c| {
+        c.cache.read_only_catalog_staleness_ms = HOUR_MS
+    })
+    .await;
     let c = env.client(ACME_OPS);
     let first = catalog(&c).await["catalog_version"].clone();
     let before = env.engine.requests().await;
@@ -57,11 +61,30 @@ async fn a_confirmed_catalog_is_served_from_memory_for_its_max_age() {
     // A change of the engine's catalog waits for the age.
     reword_echo(&env, "Echo, reworded while the catalog is reused.").await;
     assert_eq!(catalog(&c).await["catalog_version"], first);
+    // Execute never reuses it: the run expecting the reused version is
+    // refused as drift, and nothing is written.
+    let state = env.engine.digest("acme").await;
+    let run = c
+        .call(
+            "run_workflow",
+            json!({"workflow": write_program("gold"), "mode": "immediate",
+                "expected_catalog_version": first}),
+        )
+        .await;
+    assert_eq!(
+        run.structured["outcome"]["status"], "catalog_drift",
+        "{}",
+        run.raw
+    );
+    assert_eq!(env.engine.digest("acme").await, state, "no side effects");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_promotion_through_this_instance_shows_at_once() {
-    let env = TestEnv::with_config(CONFIG, |c| c.cache.catalog_max_age_ms = HOUR_MS).await;
+    let env = TestEnv::with_config(CONFIG, |c| {
+        c.cache.read_only_catalog_staleness_ms = HOUR_MS
+    })
+    .await;
     let mut c = env.client(ACME_OPS);
     c.initialize().await;
     let before = catalog(&c).await;
@@ -86,8 +109,8 @@ async fn a_promotion_through_this_instance_shows_at_once() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn zero_asks_the_engine_on_every_request() {
-    let env = TestEnv::with_config(CONFIG, |c| c.cache.catalog_max_age_ms = 0).await;
+async fn by_default_every_request_asks_the_engine() {
+    let env = TestEnv::start().await;
     let c = env.client(ACME_OPS);
     let first = catalog(&c).await["catalog_version"].clone();
     let before = env.engine.requests().await;
@@ -151,7 +174,7 @@ async fn oversized(env: &TestEnv) -> f64 {
 /// holds; the engine's change moves the version and the page with it.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_page_follows_its_catalog_version() {
-    let env = TestEnv::with_config(CONFIG, |c| c.cache.catalog_max_age_ms = 0).await;
+    let env = TestEnv::start().await;
     let c = env.client(ACME_OPS);
     let args = json!({"language": LANG, "verb": "list", "q": "echo"});
     let first = list(&c, args.clone()).await;

@@ -47,7 +47,7 @@ pub async fn call(
     }
     let view = lang
         .catalog
-        .view(principal)
+        .view(principal, crate::catalog::Currency::MayReuse)
         .await
         .map_err(|e| e.before_execution())?;
     match verb {

@@ -25,7 +25,7 @@ pub async fn call(
     lang.language.check_bounds(program, &lang.config.bounds)?;
     let view = lang
         .catalog
-        .view(principal)
+        .view(principal, crate::catalog::Currency::MayReuse)
         .await
         .map_err(|e| e.before_execution())?;
     let verdict =

@@ -144,11 +144,16 @@ impl Authenticator {
                 false,
             ),
         };
+        let permissions = if lasting {
+            self.anonymous_policy.0
+        } else {
+            self.anonymous_policy.0.for_a_passing_caller()
+        };
         Ok(Principal {
             scope,
             tenant: tenant.clone(),
             lasting,
-            permissions: self.anonymous_policy.0,
+            permissions,
             ceiling: self.anonymous_policy.1,
         })
     }

@@ -113,6 +113,12 @@ impl Permissions {
         self.has(Permission::Trace) && self.execution_of(lang).is_some() && lang.has_trace_fetch()
     }
 
+    /// What a caller no later request can be keeps of these: nothing that
+    /// only a later request could reach (a promoted program, a stored trace).
+    pub fn for_a_passing_caller(self) -> Permissions {
+        Permissions(self.0 & !(Permission::Deploy.bit() | Permission::Trace.bit()))
+    }
+
     /// The permissions that shape the surface beyond the floor, as a small
     /// index (0..8) so every distinct surface is built once.
     pub fn surface_index(self) -> usize {

@@ -136,4 +136,27 @@ mod tests {
             )
         );
     }
+
+    #[test]
+    fn the_retired_age_key_is_refused_and_staleness_is_warned() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/gateway.local.toml"),
+        )
+        .expect("demo config");
+        let old = format!("{text}\n[cache]\ncatalog_max_age_ms = 1000\n");
+        let config = Config::parse(&old, Path::new("g.toml")).expect("parses");
+        let refused = config
+            .validate()
+            .into_iter()
+            .find(|p| p.key == "cache.catalog_max_age_ms")
+            .expect("the old key is refused");
+        assert!(refused.fix.contains("read_only_catalog_staleness_ms"), "{refused}");
+        let mut config = demo();
+        assert!(config.warnings().is_empty(), "the demo keeps the specification");
+        config.cache.read_only_catalog_staleness_ms = 500;
+        let warnings = config.warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("Part II §6.4"), "{warnings:?}");
+        assert!(problem_keys(&config).is_empty(), "a warning, not a problem");
+    }
 }

@@ -46,6 +46,11 @@ pub struct ExecuteRequest {
     pub mode: Option<String>,
 }
 
+/// Why a passing caller (an anonymous request without a session or key) is
+/// never promised anything a later request would reach.
+pub const PASSING_CALLER: &str =
+    "this request carries no API key, token or MCP session, so no later request can be the same caller";
+
 /// Trace levels, ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {

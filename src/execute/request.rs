@@ -39,8 +39,7 @@ pub(super) async fn well_formed(
     let level = trace_level(lang, req)?;
     only_declared_options(lang, req)?;
     if !principal.lasting {
-        // A deploy with test_run installs nothing.
-        refuse_unreachable_promises(req, deploy && req.test_run != Some(true))?;
+        refuse_unreachable_promises(req)?;
     }
     if let Some(p) = &req.program {
         lang.language.check_bounds(p, &lang.config.bounds)?;
@@ -94,9 +93,17 @@ fn deploys(
                 )));
             }
         },
+        // A mode naming the only one this caller has is what it would get.
+        (Some(m), false) if m == execution => execution == "deploy",
+        (Some(m), false) if m == "deploy" && !principal.lasting => {
+            return Err(RequestError::invalid(format!(
+                "mode \"deploy\" is not among your modes (your manifest declares execution \"{execution}\"): {} to reach the promoted program. Use mode \"immediate\", or call with an API key or an OAuth access token (Authorization: Bearer …)",
+                super::PASSING_CALLER
+            )));
+        }
         (Some(_), false) => {
             return Err(RequestError::invalid(format!(
-                "'mode' applies only to languages with execution \"both\"; {} executes \"{}\" only: remove 'mode'",
+                "'mode' applies only to languages with execution \"both\"; {} executes \"{}\" only for you: remove 'mode'",
                 lang.config.name, execution
             )));
         }
@@ -172,27 +179,25 @@ fn only_declared_options(lang: &LanguageRuntime, req: &ExecuteRequest) -> Result
 }
 
 /// A caller no later request can be (an anonymous request without a session
-/// under `anonymous_scope = "session"`) is refused whatever would store
-/// something only a later request could reach: a retained run, an idempotency
-/// claim, a promoted program. Checked before anything is written.
-fn refuse_unreachable_promises(req: &ExecuteRequest, deploy: bool) -> Result<(), RequestError> {
-    const WHO: &str = "this request carries no MCP session and no API key, so no later request can be the same caller";
+/// under `anonymous_scope = "session"`) is refused whatever only a later
+/// request could reach: a retained run, an idempotency claim (its manifest
+/// declares retention "none" and no idempotency; deploy is not among its
+/// modes). Checked before anything is written. The advice works on every
+/// protocol revision: 2026-07-28 has no sessions to open.
+fn refuse_unreachable_promises(req: &ExecuteRequest) -> Result<(), RequestError> {
+    const WHO: &str = super::PASSING_CALLER;
+    const WAY: &str = "call with an API key or an OAuth access token (Authorization: Bearer …)";
     if req.store == Some(true) {
         return Err(RequestError::new(
             RequestErrorKind::Unsupported,
             format!(
-                "store: true cannot be honoured: {WHO}. For a retained run, call with an API key (Authorization: Bearer <key>) or open a session (initialize, then send its Mcp-Session-Id)"
+                "store: true cannot be honoured: your manifest declares retention \"none\", since {WHO}. For a retained run, {WAY}"
             ),
         ));
     }
     if req.idempotency_key.is_some() {
         return Err(RequestError::invalid(format!(
-            "idempotency_key cannot be honoured: {WHO} to be recognised on a retry. Remove it, or call with an API key or inside a session"
-        )));
-    }
-    if deploy {
-        return Err(RequestError::invalid(format!(
-            "mode \"deploy\" cannot be honoured: {WHO} to reach the promoted program. Use mode \"immediate\", or call with an API key or inside a session"
+            "idempotency_key is not declared for this caller: {WHO} to be recognised on a retry. Remove it, or {WAY}"
         )));
     }
     Ok(())

@@ -38,10 +38,30 @@ pub struct PilotageServer {
 struct Inner {
     gw: Arc<Gateway>,
     /// One surface per distinct permission set (see
-    /// [`Permissions::surface_index`]); the last one has every permission.
+    /// [`Permissions::surface_index`]) for lasting callers, then the same
+    /// for passing ones ([`Reach`]); the eighth has every permission.
     surfaces: Vec<Surface>,
     /// Catalog list pages, while their version holds.
     pages: tools::catalog_pages::CatalogPages,
+}
+
+/// Whether a later request can be the same caller: a passing one (an
+/// anonymous request without a session under `anonymous_scope =
+/// "session"`) is offered, and promised, nothing a later request would reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    Lasting,
+    Passing,
+}
+
+impl Reach {
+    pub fn of(principal: &Principal) -> Reach {
+        if principal.lasting {
+            Reach::Lasting
+        } else {
+            Reach::Passing
+        }
+    }
 }
 
 /// What a principal with one permission set is offered: its tools (with
@@ -58,8 +78,8 @@ struct Surface {
 pub const INSTRUCTIONS: &str = "This server speaks Pilotage (io.github.jafarsa0/pilotage 1.1): program languages an agent can learn, check and run safely. Call pilotage_manifest first: it lists the languages and the tools for each stage (guides → catalog → validate → execute → trace).";
 
 impl Surface {
-    fn build(gw: &Gateway, perms: Permissions) -> Result<Surface, String> {
-        let specs = tool_list::all(gw, perms);
+    fn build(gw: &Gateway, perms: Permissions, reach: Reach) -> Result<Surface, String> {
+        let specs = tool_list::all(gw, perms, reach);
         let mut tools = Vec::with_capacity(specs.len());
         let mut validators = HashMap::new();
         for spec in &specs {
@@ -70,7 +90,7 @@ impl Surface {
                 .map_err(|e| format!("input schema of {}: {e}", spec.name()))?;
             validators.insert(spec.name().to_string(), v);
         }
-        let manifest = manifest::build(gw, perms);
+        let manifest = manifest::build(gw, perms, reach);
         let info: InitializeResult = serde_json::from_value(json!({
             "protocolVersion": "2025-11-25",
             "capabilities": {"tools": {"listChanged": false}, "extensions": {EXTENSION_ID: {"version": VERSION}}},
@@ -91,9 +111,12 @@ impl Surface {
 
 impl PilotageServer {
     pub fn new(gw: Arc<Gateway>) -> Result<Self, String> {
-        // Eight permission sets at most: every surface is built once, here.
-        let surfaces = (0..8)
-            .map(|i| Surface::build(&gw, Permissions::from_surface_index(i)))
+        // Eight permission sets at most, for each reach: every surface is
+        // built once, here.
+        let surfaces = [Reach::Lasting, Reach::Passing]
+            .into_iter()
+            .flat_map(|reach| (0..8).map(move |i| (reach, i)))
+            .map(|(reach, i)| Surface::build(&gw, Permissions::from_surface_index(i), reach))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -106,7 +129,8 @@ impl PilotageServer {
 
     fn surface(&self, principal: Option<&Principal>) -> &Surface {
         let perms = principal.map_or(Permissions::ALL, |p| p.permissions);
-        &self.inner.surfaces[perms.surface_index()]
+        let passing = principal.is_some_and(|p| Reach::of(p) == Reach::Passing);
+        &self.inner.surfaces[perms.surface_index() + if passing { 8 } else { 0 }]
     }
 
     /// Runs one tool call for `principal`.

@@ -12,6 +12,7 @@
 
 use super::tools::{catalog, get_guide, manifest};
 use crate::auth::policy::Permissions;
+use crate::mcp::server::Reach;
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::pilotage::EXTENSION_ID;
 use serde_json::{Map, Value, json};
@@ -88,7 +89,7 @@ fn untaught(schema: &Value, structural: &[&str]) -> Value {
 
 /// Every tool this gateway lists to a principal with `perms`, in a stable
 /// order: loop tools exist exactly per that principal's capability map.
-pub fn all(gw: &Gateway, perms: Permissions) -> Vec<ToolSpec> {
+pub fn all(gw: &Gateway, perms: Permissions, reach: Reach) -> Vec<ToolSpec> {
     let languages = gw.language_names();
     let names = languages.join(", ");
     let mut out = vec![
@@ -145,12 +146,12 @@ pub fn all(gw: &Gateway, perms: Permissions) -> Vec<ToolSpec> {
         ),
     ];
     for lang in &gw.languages {
-        out.extend(loop_tools(lang, perms));
+        out.extend(loop_tools(lang, perms, reach));
     }
     out
 }
 
-fn loop_tools(lang: &LanguageRuntime, perms: Permissions) -> Vec<ToolSpec> {
+fn loop_tools(lang: &LanguageRuntime, perms: Permissions, reach: Reach) -> Vec<ToolSpec> {
     let c = &lang.config;
     let execution = perms.execution_of(c);
     let name = &c.name;
@@ -181,7 +182,7 @@ fn loop_tools(lang: &LanguageRuntime, perms: Permissions) -> Vec<ToolSpec> {
         );
         props.insert("store".into(), json!({"type": "boolean"}));
         props.insert("expected_catalog_version".into(), json!({"type": "string"}));
-        if c.capabilities.execute.idempotency {
+        if c.capabilities.execute.idempotency && reach == Reach::Lasting {
             props.insert("idempotency_key".into(), json!({"type": "string"}));
         }
         if c.capabilities.execute.test_run {
@@ -195,6 +196,11 @@ fn loop_tools(lang: &LanguageRuntime, perms: Permissions) -> Vec<ToolSpec> {
             );
             required.push("mode");
         }
+        let keeping = if perms.trace_fetch_of(c) {
+            " store:true keeps the run for the trace tool."
+        } else {
+            " the run is not kept for you: its trace is in this answer."
+        };
         let mode_note = if execution == "both" {
             " 'mode' is required: \"immediate\" runs it now, \"deploy\" promotes it to the catalog and returns a program_ref."
         } else {
@@ -205,7 +211,7 @@ fn loop_tools(lang: &LanguageRuntime, perms: Permissions) -> Vec<ToolSpec> {
             json!({
                 "name": c.tools.execute,
                 "title": format!("Execute a {name} program"),
-                "description": format!("Execute stage for language {name}: runs a validated program ('{arg}') or a promoted one ('program_ref') and returns the outcome and the trace with branch and loop decisions. Pass the catalog_version from validate as expected_catalog_version; store:true keeps the run for the trace tool.{mode_note} Executes real side effects: check the plan's max_risk_hints first."),
+                "description": format!("Execute stage for language {name}: runs a validated program ('{arg}') or a promoted one ('program_ref') and returns the outcome and the trace with branch and loop decisions. Pass the catalog_version from validate as expected_catalog_version;{keeping}{mode_note} Executes real side effects: check the plan's max_risk_hints first."),
                 "inputSchema": execute_schema(props, &required),
                 "outputSchema": any_of(vec![execute_shape()]),
                 "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true},

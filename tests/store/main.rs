@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod drift_race;
 mod failover;
 mod multi_instance;
 mod redis;

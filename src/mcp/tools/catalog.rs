@@ -45,6 +45,12 @@ pub async fn call(
             "changed_since is not declared for {language}: list the catalog again and compare catalog_version"
         )));
     }
+    if verb == "changed_since" && !principal.lasting {
+        return Err(RequestError::invalid(format!(
+            "changed_since is not declared for this caller of {language}: {}; list the catalog again and compare catalog_version",
+            crate::execute::PASSING_CALLER
+        )));
+    }
     let view = lang
         .catalog
         .view(principal, crate::catalog::Currency::MayReuse)

@@ -5,6 +5,7 @@ use super::{Reply, ToolResult};
 use crate::auth::policy::Permissions;
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::mcp::answer::Rendered;
+use crate::mcp::server::Reach;
 use crate::pilotage::VERSION;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -43,20 +44,23 @@ pub fn call(manifest: &ManifestAnswer) -> ToolResult {
 
 /// The Part II §5.1 manifest of a principal with `perms`: one entry per
 /// Language, its effective capability map (the stages the principal may use),
-/// and loop tools that exist exactly per that map.
-pub fn build(gw: &Gateway, perms: Permissions) -> Value {
+/// and loop tools that exist exactly per that map. A passing caller (no
+/// later request can be it) is declared what it gets: retention `none`, no
+/// idempotency and no changed_since (nothing is kept for it to come back to).
+pub fn build(gw: &Gateway, perms: Permissions, reach: Reach) -> Value {
     let languages: Vec<Value> = gw
         .languages
         .iter()
-        .map(|l| language_entry(l, perms))
+        .map(|l| language_entry(l, perms, reach))
         .collect();
     json!({"pilotage": VERSION, "languages": languages})
 }
 
-fn language_entry(lang: &LanguageRuntime, perms: Permissions) -> Value {
+fn language_entry(lang: &LanguageRuntime, perms: Permissions, reach: Reach) -> Value {
     let c = &lang.config;
     let execution = perms.execution_of(c);
     let caps = &c.capabilities;
+    let lasting = reach == Reach::Lasting;
     let mut e = Map::new();
     e.insert("name".into(), json!(c.name));
     e.insert("title".into(), json!(c.title));
@@ -71,7 +75,7 @@ fn language_entry(lang: &LanguageRuntime, perms: Permissions) -> Value {
     );
     capabilities.insert(
         "catalog".into(),
-        json!({"search": caps.catalog.search, "changed_since": caps.catalog.changed_since}),
+        json!({"search": caps.catalog.search, "changed_since": caps.catalog.changed_since && lasting}),
     );
     capabilities.insert("validate".into(), json!(true));
     capabilities.insert("plan".into(), json!(caps.plan));
@@ -79,7 +83,7 @@ fn language_entry(lang: &LanguageRuntime, perms: Permissions) -> Value {
         loop_tools.insert("execute".into(), json!(c.tools.execute));
         capabilities.insert(
             "execute".into(),
-            json!({"test_run": caps.execute.test_run, "idempotency": caps.execute.idempotency}),
+            json!({"test_run": caps.execute.test_run, "idempotency": caps.execute.idempotency && lasting}),
         );
         if perms.trace_fetch_of(c) {
             loop_tools.insert("trace".into(), json!(c.tools.trace));
@@ -95,7 +99,8 @@ fn language_entry(lang: &LanguageRuntime, perms: Permissions) -> Value {
     if let Some(execution) = execution {
         e.insert("execution".into(), json!(execution));
         e.insert("trace".into(), json!(c.trace));
-        e.insert("retention".into(), json!(c.retention));
+        let retention = if lasting { c.retention.as_str() } else { "none" };
+        e.insert("retention".into(), json!(retention));
     }
     Value::Object(e)
 }

@@ -1,9 +1,12 @@
 //! `auth.anonymous_scope` through the real endpoint.
 //!
 //! `"session"`: an anonymous request without an MCP session belongs to nobody
-//! a later request can be, so everything that would store something only a
-//! later request could reach is refused before any side effect, and nothing at
-//! all is written to the store for it (counted on a real Redis).
+//! a later request can be, so its manifest declares what it gets (retention
+//! "none", no idempotency, no changed_since, execution "immediate", no trace
+//! tool), everything that would store something only a later request could
+//! reach is refused before any side effect with advice that works on every
+//! revision, and nothing at all is written to the store for it (counted on a
+//! real Redis).
 //! `"tenant"`: every anonymous caller is one principal, so clients without
 //! sessions (revision 2026-07-28) fetch their stored runs and promoted
 //! programs from any later request.
@@ -59,6 +62,23 @@ async fn session_scope_refuses_what_a_sessionless_caller_could_never_reach() {
     let lone = env.anonymous();
     let before = env.engine.digest("acme").await;
 
+    // Its manifest announces exactly what it will get.
+    let manifest = lone.call("pilotage_manifest", json!({})).await.structured;
+    let declared = manifest["languages"]
+        .as_array()
+        .and_then(|l| l.iter().find(|l| l["name"] == LANG))
+        .unwrap_or_else(|| panic!("{LANG} in {manifest}"))
+        .clone();
+    assert_eq!(declared["retention"], "none", "{declared}");
+    assert_eq!(declared["execution"], "immediate", "{declared}");
+    assert_eq!(declared["capabilities"]["execute"]["idempotency"], false);
+    assert_eq!(declared["capabilities"]["catalog"]["changed_since"], false);
+    assert!(declared["loop"].get("trace").is_none(), "{declared}");
+    assert!(declared["capabilities"].get("trace_fetch").is_none());
+    let tools = lone.list_tools().await;
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(!names.contains(&"trace_workflow"), "{names:?}");
+
     let stored = lone
         .call(
             "run_workflow",
@@ -69,8 +89,12 @@ async fn session_scope_refuses_what_a_sessionless_caller_could_never_reach() {
     assert_eq!(stored.structured["error"]["kind"], "unsupported");
     let message = stored.structured["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("API key") && message.contains("session"),
-        "the message says how to get a retained run: {message}"
+        message.contains("API key") && message.contains(r#"retention "none""#),
+        "the message names what the manifest declared and how to get a retained run: {message}"
+    );
+    assert!(
+        !message.contains("initialize") && !message.contains("Mcp-Session-Id"),
+        "no advice a sessionless revision cannot follow: {message}"
     );
 
     let keyed = lone
@@ -102,31 +126,25 @@ async fn session_scope_refuses_what_a_sessionless_caller_could_never_reach() {
         "refused before any side effect"
     );
 
-    // What keeps no promise still runs, and its run_id leads nowhere.
+    // What keeps no promise still runs (the mode it has may be named), and
+    // its run_id leads nowhere.
     let run = lone
         .call("run_workflow", immediate(valid_program(), json!({})))
         .await;
     assert!(!run.is_error, "{}", run.structured);
     assert_eq!(run.structured["outcome"]["status"], "success");
-    let fetch = lone
+    assert!(run.structured["trace"].is_object(), "its trace is in the answer");
+    let mut session = env.anonymous();
+    session.initialize().await;
+    let fetch = session
         .call(
             "trace_workflow",
             json!({"run_id": run.structured["run_id"]}),
         )
         .await;
     assert_eq!(fetch.structured["error"]["kind"], "not_found");
-    // A deploy that is only a test run installs nothing, so it is answered.
-    let dry = lone
-        .call(
-            "run_workflow",
-            json!({"workflow": valid_program(), "mode": "deploy", "test_run": true}),
-        )
-        .await;
-    assert!(!dry.is_error, "{}", dry.structured);
 
     // Inside a session the same requests are kept.
-    let mut session = env.anonymous();
-    session.initialize().await;
     let kept = session
         .call(
             "run_workflow",
@@ -295,10 +313,6 @@ async fn one_of_each(c: &Mcp, round: usize, catalog_version: &Value) {
         (
             "run_workflow",
             json!({"program_ref": "wf_000000000000000000000000", "mode": "immediate"}),
-        ),
-        (
-            "trace_workflow",
-            json!({"run_id": "run_00000000000000000000000000000000"}),
         ),
     ];
     for (tool, args) in calls {

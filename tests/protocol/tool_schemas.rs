@@ -35,7 +35,10 @@ fn assert_open(name: &str, schema: &Value) {
 #[tokio::test(flavor = "multi_thread")]
 async fn reserved_members_carry_their_types_and_the_values_the_server_takes() {
     let env = TestEnv::start().await;
-    let tools = env.anonymous().list_tools().await;
+    // A caller that can come back (a session) is offered every member.
+    let mut c = env.anonymous();
+    c.initialize().await;
+    let tools = c.list_tools().await;
     let validate = &tool(&tools, "validate_workflow")["inputSchema"];
     assert_eq!(
         validate["properties"]["workflow"],

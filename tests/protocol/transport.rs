@@ -293,8 +293,16 @@ async fn health_and_readiness_follow_the_engine() {
 #[tokio::test(flavor = "multi_thread")]
 async fn sessionless_anonymous_requests_are_promised_nothing_stored() {
     let env = TestEnv::start().await;
-    // Under anonymous_scope "session" no later request can be this caller, so
-    // a retained run is refused rather than promised.
+    // Under anonymous_scope "session" no later request can be this caller:
+    // what it discovers declares retention "none", and a retained run is
+    // refused rather than promised.
+    let discovered = stateless(&env.url, "server/discover", json!({}), None).await;
+    let languages = &discovered["result"]["_meta"][EXT]["manifest"]["languages"];
+    let declared = languages
+        .as_array()
+        .and_then(|l| l.iter().find(|l| l["name"] == "workflow/v1"))
+        .unwrap_or_else(|| panic!("{discovered}"));
+    assert_eq!(declared["retention"], "none", "{declared}");
     let run = stateless(
         &env.url,
         "tools/call",
@@ -317,6 +325,7 @@ async fn sessionless_anonymous_requests_are_promised_nothing_stored() {
     .await;
     let run_id = run["result"]["structuredContent"]["run_id"].clone();
     assert!(run_id.is_string(), "{run}");
+    // Nothing is kept for it, so no trace tool is offered to it.
     let fetch = stateless(
         &env.url,
         "tools/call",
@@ -324,10 +333,7 @@ async fn sessionless_anonymous_requests_are_promised_nothing_stored() {
         Some("trace_workflow"),
     )
     .await;
-    assert_eq!(
-        fetch["result"]["structuredContent"]["error"]["kind"], "not_found",
-        "{fetch}"
-    );
+    assert_eq!(fetch["error"]["code"], -32602, "{fetch}");
     // The same runs are reachable through an API key, across requests.
     let keyed = Mcp::new(&env.url, Some(ACME_OPS));
     let r = keyed

@@ -23,10 +23,10 @@ mod entry;
 pub mod fresh;
 pub mod risk_when;
 
-pub use fresh::Currency;
 use canonical::{EntryDigest, VersionHasher, in_halves};
 pub use canonical::{canonical_json, version_of, write_canonical_to};
 pub use entry::Entry;
+pub use fresh::Currency;
 
 use crate::auth::Principal;
 use crate::engines::json_path::{pick, pick_field};

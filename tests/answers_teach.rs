@@ -78,7 +78,7 @@ async fn an_engine_that_does_not_answer_is_not_named_to_the_caller() {
     let url = format!("http://127.0.0.1:{port}");
     let env = TestEnv::in_front_of(
         Engine::external(url.clone()),
-        "tests/configs/conformance.toml",
+        "tests/fixtures/features.toml",
         |cfg| cfg.engine.retries = 0,
     )
     .await;

@@ -36,11 +36,11 @@ impl Drop for Served {
 
 impl Served {
     fn start(engine: &Engine, redis: &RedisServer) -> Served {
-        let text = std::fs::read_to_string(repo_path("tests/configs/conformance.toml"))
+        let text = std::fs::read_to_string(repo_path("tests/fixtures/features.toml"))
             .expect("conformance config");
         // Beside the original, so its relative paths still resolve.
         let config = repo_path(&format!(
-            "tests/configs/.claim-crash-{}-{}.toml",
+            "tests/fixtures/.claim-crash-{}-{}.toml",
             std::process::id(),
             rand_suffix()
         ));

@@ -204,7 +204,7 @@ fn auth(text: &str) -> AuthTable {
 /// A gateway in front of `engine` whose engine URL is `url`, with `auth`.
 async fn gateway(engine: Engine, url: &str, ca: Option<String>, auth: AuthTable) -> TestEnv {
     let url = url.to_string();
-    TestEnv::in_front_of(engine, "tests/configs/conformance.toml", move |cfg| {
+    TestEnv::in_front_of(engine, "tests/fixtures/features.toml", move |cfg| {
         cfg.engine.url = url;
         cfg.engine.retries = 0;
         if let Some(ca) = ca {
@@ -529,7 +529,7 @@ async fn oauth_client_credentials_from_a_real_provider_are_cached_and_refreshed(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_inline_secret_is_refused_by_the_configuration_check() {
-    let path = common::repo_path("tests/configs/conformance.toml");
+    let path = common::repo_path("tests/fixtures/features.toml");
     let text = std::fs::read_to_string(&path).expect("read config");
     let mut cfg = pilotage_gateway::config::Config::parse(&text, &path).expect("parse");
     cfg.engine.auth = auth("token = \"s3cr3t-inline\"");

@@ -40,7 +40,7 @@ fn tweak(cfg: &mut Config, breaker_in_a_row: u32) {
 }
 
 async fn env(breaker_in_a_row: u32) -> TestEnv {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         tweak(c, breaker_in_a_row)
     })
     .await;
@@ -187,7 +187,7 @@ async fn a_shedding_engine_gets_at_most_the_retry_budgets_extra_calls() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_retry_after_beyond_the_deadline_is_not_waited_for() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         tweak(c, 0);
         // A budget that would allow every retry: only Retry-After stops them.
         c.engine.retry_budget.ratio = 1.0;

@@ -92,7 +92,7 @@ impl Sessionless {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_quiet_session_is_never_refused_while_another_floods() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         // The harder case: every anonymous caller is one principal (scope
         // "tenant"), yet each session still has a budget of its own.
         c.auth.anonymous_scope = "tenant".into();
@@ -155,7 +155,7 @@ async fn a_quiet_session_is_never_refused_while_another_floods() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sessionless_callers_are_budgeted_per_client_address() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         c.limits.anonymous = two_calls();
     })
     .await;
@@ -189,7 +189,7 @@ async fn sessionless_callers_are_budgeted_per_client_address() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn forwarded_for_counts_only_from_a_trusted_proxy() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         c.limits.anonymous = two_calls();
         c.limits.trusted_proxies = vec!["127.0.0.2".into()];
     })
@@ -212,7 +212,7 @@ async fn forwarded_for_counts_only_from_a_trusted_proxy() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_limiter_keeps_a_bounded_number_of_callers_and_forgets_whole_budgets() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         // Whole again 1 ms after a call: kept for the one-second minimum.
         c.limits.anonymous = Limit {
             requests_per_second: Some(1000.0),

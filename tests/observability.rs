@@ -150,7 +150,7 @@ fn toml_as_json(path: &str) -> Value {
 fn the_shipped_configurations_pass_the_schema_and_a_misspelled_key_does_not() {
     let validator = jsonschema::validator_for(&schema()).expect("the schema compiles");
     let mut checked = 0;
-    for dir in ["deploy", "tests/configs"] {
+    for dir in ["deploy", "tests/fixtures"] {
         for entry in std::fs::read_dir(repo_path(dir)).expect("read dir") {
             let path = entry.expect("entry").path();
             let name = path.file_name().unwrap().to_string_lossy().to_string();
@@ -385,7 +385,7 @@ impl Served {
         let mut command = Command::new(env!("CARGO_BIN_EXE_pilotage-gateway"));
         command
             .args(["serve", "--config"])
-            .arg(repo_path("tests/configs/conformance.toml"))
+            .arg(repo_path("tests/fixtures/features.toml"))
             .env("PILOTAGE_ENGINE_URL", &engine.url)
             .env("PILOTAGE_LISTEN", "127.0.0.1:0")
             .env("PILOTAGE_REDIS_URL", "")

@@ -24,7 +24,7 @@ async fn gateway(secret: &str, previous: &[&str]) -> TestEnv {
         secret.to_string(),
         previous.iter().map(|s| s.to_string()).collect(),
     );
-    TestEnv::with_config("tests/configs/conformance.toml", move |c| {
+    TestEnv::with_config("tests/fixtures/features.toml", move |c| {
         c.session.secret = secret;
         c.session.previous_secrets = previous;
     })
@@ -125,7 +125,7 @@ async fn api_keys_file_edits_take_effect_without_a_restart() {
     let file = dir.join("api_keys.toml");
     std::fs::write(&file, key_block("first", "first-key-0001")).expect("keys file");
     let path = file.display().to_string();
-    let env = TestEnv::with_config("tests/configs/conformance.toml", move |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", move |c| {
         c.auth.keys_file = path;
         let problems = c.read_secret_files();
         assert!(problems.is_empty(), "{problems:?}");

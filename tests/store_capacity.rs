@@ -10,7 +10,7 @@ use common::redis_server::RedisServer;
 use common::{ACME_OPS, Engine, Mcp, TestEnv, valid_program};
 use serde_json::{Value, json};
 
-const CONFIG: &str = "tests/configs/conformance.toml";
+const CONFIG: &str = "tests/fixtures/features.toml";
 
 /// The benchmark's 1 KiB branch-and-loop program (bench/src/workload.rs).
 fn branch_and_loop() -> Value {

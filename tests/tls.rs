@@ -88,7 +88,7 @@ async fn https_engine_with_a_private_ca() {
     let port = nginx.port;
     let https = format!("https://127.0.0.1:{port}");
     let ca = pki.path("ca.pem");
-    let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |cfg| {
+    let env = TestEnv::in_front_of(engine, "tests/fixtures/features.toml", |cfg| {
         cfg.engine.url = https.clone();
         cfg.engine.ca_file = ca;
     })
@@ -117,7 +117,7 @@ async fn https_engine_without_the_ca_is_refused() {
     let nginx = Nginx::in_front_of(&pki, &engine.url);
     let port = nginx.port;
     let https = format!("https://127.0.0.1:{port}");
-    let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |cfg| {
+    let env = TestEnv::in_front_of(engine, "tests/fixtures/features.toml", |cfg| {
         cfg.engine.url = https;
     })
     .await;
@@ -145,7 +145,7 @@ async fn rediss_store_with_a_private_ca() {
         cfg.store.redis_url = url.clone();
         cfg.store.ca_file = ca.clone();
     };
-    let a = TestEnv::in_front_of(Engine::spawn(&[]), "tests/configs/conformance.toml", tweak).await;
+    let a = TestEnv::in_front_of(Engine::spawn(&[]), "tests/fixtures/features.toml", tweak).await;
     let mut client = a.client(ACME_OPS);
     client.initialize().await;
     let r = client
@@ -157,7 +157,7 @@ async fn rediss_store_with_a_private_ca() {
     assert_eq!(r.structured["outcome"]["status"], "success", "{}", r.raw);
     let run_id = r.structured["run_id"].as_str().expect("run_id").to_string();
     // A second gateway on the same TLS Redis finds the run: it is in Redis.
-    let b = TestEnv::in_front_of(Engine::spawn(&[]), "tests/configs/conformance.toml", tweak).await;
+    let b = TestEnv::in_front_of(Engine::spawn(&[]), "tests/fixtures/features.toml", tweak).await;
     let mut other = b.client(ACME_OPS);
     other.initialize().await;
     let t = other
@@ -171,7 +171,7 @@ async fn rediss_store_with_a_private_ca() {
 async fn rediss_store_without_the_ca_does_not_start() {
     let pki = pki("redis-noca");
     let (_redis, port) = tls_redis(&pki);
-    let path = common::repo_path("tests/configs/conformance.toml");
+    let path = common::repo_path("tests/fixtures/features.toml");
     let text = std::fs::read_to_string(&path).expect("read config");
     let mut cfg = pilotage_gateway::config::Config::parse(&text, &path).expect("parse");
     cfg.store.redis_url = format!("rediss://127.0.0.1:{port}/0");
@@ -187,7 +187,7 @@ async fn rediss_store_without_the_ca_does_not_start() {
 async fn an_unusable_ca_file_stops_the_start_naming_the_setting() {
     let pki = pki("badca");
     std::fs::write(pki.dir.join("not-a-ca.pem"), "hello\n").expect("write");
-    let path = common::repo_path("tests/configs/conformance.toml");
+    let path = common::repo_path("tests/fixtures/features.toml");
     let text = std::fs::read_to_string(&path).expect("read config");
     let mut cfg = pilotage_gateway::config::Config::parse(&text, &path).expect("parse");
     cfg.engine.ca_file = pki.path("not-a-ca.pem");

@@ -95,7 +95,7 @@ class Progress:
         print(f"SDK={SDK} revision={self.revision} step={self.step} ok", flush=True)
 
 
-# An API key principal (tests/configs/conformance.toml): the trace fetch door
+# An API key principal (tests/fixtures/features.toml): the trace fetch door
 # needs a principal that outlives one request, and 2026-07-28 has no sessions.
 AUTH = {"Authorization": "Bearer acme-ops-key"}
 

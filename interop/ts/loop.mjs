@@ -38,7 +38,7 @@ function check(cond, message) {
 }
 
 /**
- * An API key principal (tests/configs/conformance.toml): the trace fetch door
+ * An API key principal (tests/fixtures/features.toml): the trace fetch door
  * needs a principal that outlives one request, and 2026-07-28 has no sessions.
  */
 const AUTH = { headers: { Authorization: `Bearer ${process.env.PILOTAGE_INTEROP_BEARER ?? 'acme-ops-key'}` } };

@@ -150,9 +150,15 @@ mod tests {
             .into_iter()
             .find(|p| p.key == "cache.catalog_max_age_ms")
             .expect("the old key is refused");
-        assert!(refused.fix.contains("read_only_catalog_staleness_ms"), "{refused}");
+        assert!(
+            refused.fix.contains("read_only_catalog_staleness_ms"),
+            "{refused}"
+        );
         let mut config = demo();
-        assert!(config.warnings().is_empty(), "the demo keeps the specification");
+        assert!(
+            config.warnings().is_empty(),
+            "the demo keeps the specification"
+        );
         config.cache.read_only_catalog_staleness_ms = 500;
         let warnings = config.warnings();
         assert_eq!(warnings.len(), 1, "{warnings:?}");

@@ -23,8 +23,9 @@ impl Config {
     /// warning, since no engine is reached.
     pub fn load_for_rules(path: &Path) -> Result<(Config, Vec<ConfigProblem>), ConfigError> {
         let (config, problems) = Self::load_with_problems(path)?;
-        let (warnings, problems): (Vec<_>, Vec<_>) =
-            problems.into_iter().partition(ConfigProblem::is_runtime_folder);
+        let (warnings, problems): (Vec<_>, Vec<_>) = problems
+            .into_iter()
+            .partition(ConfigProblem::is_runtime_folder);
         if problems.is_empty() {
             Ok((config, warnings))
         } else {
@@ -226,7 +227,7 @@ mod tests {
             auth: AuthConfig,
         }
         let mut c = Config::parse(
-            include_str!("../../tests/configs/conformance.toml"),
+            include_str!("../../tests/fixtures/features.toml"),
             Path::new("gateway.toml"),
         )
         .expect("parse");

@@ -48,8 +48,7 @@ pub struct ExecuteRequest {
 
 /// Why a passing caller (an anonymous request without a session or key) is
 /// never promised anything a later request would reach.
-pub const PASSING_CALLER: &str =
-    "this request carries no API key, token or MCP session, so no later request can be the same caller";
+pub const PASSING_CALLER: &str = "this request carries no API key, token or MCP session, so no later request can be the same caller";
 
 /// Trace levels, ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -12,8 +12,8 @@
 
 use super::tools::{catalog, get_guide, manifest};
 use crate::auth::policy::Permissions;
-use crate::mcp::server::Reach;
 use crate::gateway::{Gateway, LanguageRuntime};
+use crate::mcp::server::Reach;
 use crate::pilotage::EXTENSION_ID;
 use serde_json::{Map, Value, json};
 

@@ -21,6 +21,7 @@ pub mod ports;
 pub mod redis_cluster;
 pub mod redis_sentinel;
 pub mod redis_server;
+pub mod shipped;
 
 // The n8n/v1 suites' gateway in front of n8n.
 pub mod n8n_gateway;
@@ -37,6 +38,10 @@ pub const ACME_AUDIT: &str = "acme-audit-key";
 pub const GLOBEX: &str = "globex-key";
 pub const PUBLIC: &str = "public-key";
 pub const LANG: &str = "workflow/v1";
+/// The feature suites' configuration: two languages built to reach every
+/// sub-feature, declared and undeclared. It stands for no shipped
+/// configuration; `tests/configs/` holds those the vectors also run against.
+pub const FEATURES: &str = "tests/fixtures/features.toml";
 pub const STAGING: &str = "workflow-staging/v1";
 
 /// A running engine process (killed on drop) or an external one.
@@ -253,6 +258,11 @@ pub struct TestEnv {
     pub url: String,
     pub gateway: Option<std::sync::Arc<pilotage_gateway::gateway::Gateway>>,
     pub external: bool,
+    /// The configuration refuses anonymous callers: the suite's anonymous
+    /// ones are visitors, a key each ([`shipped::next_visitor`]).
+    pub visitors: bool,
+    /// The Redis this gateway stores in, when the suite started it.
+    _redis: Option<redis_server::RedisServer>,
 }
 
 pub fn repo_path(rel: &str) -> PathBuf {
@@ -260,25 +270,75 @@ pub fn repo_path(rel: &str) -> PathBuf {
 }
 
 impl TestEnv {
-    /// The conformance configuration.
+    /// The conformance configuration, or the shipped configuration that
+    /// `PILOTAGE_TEST_SHIPPED` names (see [`shipped`]).
     pub async fn start() -> TestEnv {
-        Self::with_config("tests/configs/conformance.toml", |_| {}).await
+        match shipped::selected() {
+            Some(name) => match Self::external() {
+                Some(mut env) => {
+                    env.visitors = !shipped::Shipped::load(&name).config().auth.anonymous;
+                    env
+                }
+                None => Self::shipped(&name).await,
+            },
+            None => Self::with_config(FEATURES, |_| {}).await,
+        }
+    }
+
+    /// The deployment that `PILOTAGE_TEST_GATEWAY_URL` and
+    /// `PILOTAGE_TEST_ENGINE_URL` name, if they do.
+    fn external() -> Option<TestEnv> {
+        let gateway = std::env::var("PILOTAGE_TEST_GATEWAY_URL").ok()?;
+        let engine = std::env::var("PILOTAGE_TEST_ENGINE_URL").ok()?;
+        Some(TestEnv {
+            engine: Engine::external(engine),
+            url: gateway,
+            gateway: None,
+            external: true,
+            visitors: false,
+            _redis: None,
+        })
+    }
+
+    /// A gateway from the shipped configuration `tests/configs/<name>.toml`
+    /// stands for, changed only as that overlay says (and the addresses of
+    /// this run's engine and Redis), in front of a fresh engine of its dialect.
+    pub async fn shipped(name: &str) -> TestEnv {
+        let shipped = shipped::Shipped::load(name);
+        let engine = match &shipped.dialect {
+            Some(d) => Engine::spawn(&["--dialect", d]),
+            None => Engine::spawn(&[]),
+        };
+        let mut cfg = shipped.config();
+        cfg.engine.url = engine.url.clone();
+        // A configuration that stores in Redis gets this run's server, or
+        // one of its own.
+        let mut redis = None;
+        if !cfg.store.redis_url.is_empty() {
+            cfg.store.redis_url = std::env::var("PILOTAGE_TEST_REDIS_URL").unwrap_or_else(|_| {
+                let server = redis_server::RedisServer::start();
+                let url = format!("redis://127.0.0.1:{}/0", server.port);
+                redis = Some(server);
+                url
+            });
+        }
+        let visitors = !cfg.auth.anonymous;
+        if visitors {
+            cfg.auth.keys.extend(shipped::visitor_keys());
+        }
+        let mut env = Self::serve(engine, cfg).await;
+        env.visitors = visitors;
+        env._redis = redis;
+        env
     }
 
     /// A gateway from `config` (relative to the repository) in front of a
     /// fresh engine; `tweak` may change the loaded configuration.
     pub async fn with_config(config: &str, tweak: impl FnOnce(&mut Config)) -> TestEnv {
-        if let (Ok(gw), Ok(engine)) = (
-            std::env::var("PILOTAGE_TEST_GATEWAY_URL"),
-            std::env::var("PILOTAGE_TEST_ENGINE_URL"),
-        ) && config == "tests/configs/conformance.toml"
+        if config == FEATURES
+            && let Some(env) = Self::external()
         {
-            return TestEnv {
-                engine: Engine::external(engine),
-                url: gw,
-                gateway: None,
-                external: true,
-            };
+            return env;
         }
         let engine = match dialect() {
             Some(d) => Engine::spawn(&["--dialect", &d]),
@@ -304,6 +364,11 @@ impl TestEnv {
             cfg.store.redis_url = redis;
         }
         tweak(&mut cfg);
+        Self::serve(engine, cfg).await
+    }
+
+    /// Serves `cfg` (checked as at start) on a free loopback port.
+    async fn serve(engine: Engine, cfg: Config) -> TestEnv {
         let problems = cfg.validate();
         assert!(problems.is_empty(), "test config invalid: {problems:?}");
         let app = pilotage_gateway::app::build(cfg)
@@ -326,12 +391,16 @@ impl TestEnv {
             url,
             gateway: Some(gateway),
             external: false,
+            visitors: false,
+            _redis: None,
         }
     }
 
-    /// An anonymous client (no key).
+    /// An anonymous client (no key), or a visitor where the configuration
+    /// refuses anonymous callers.
     pub fn anonymous(&self) -> Mcp {
-        Mcp::new(&self.url, None)
+        let visitor = self.visitors.then(shipped::next_visitor);
+        Mcp::new(&self.url, visitor.as_deref())
     }
 
     /// A client with an API key.

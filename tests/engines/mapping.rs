@@ -73,7 +73,7 @@ async fn a_run_answer_showing_nothing_started_is_internal_and_not_replayed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_async_runner_cancels_a_run_past_its_deadline() {
     let engine = Engine::spawn(&["--dialect", "c"]);
-    let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |cfg| {
+    let env = TestEnv::in_front_of(engine, "tests/fixtures/features.toml", |cfg| {
         apply_dialect(cfg, "c");
         cfg.engine.run_deadline_ms = 300;
         cfg.engine.adapter["mapping"]["run"]["poll"]["grace_ms"] = toml::Value::Integer(0);

@@ -27,7 +27,7 @@ async fn two_engines() -> (TestEnv, Engine) {
     let rules = other_cfg.resolve(&other_cfg.languages[0].classifier);
     let mut engine = other_cfg.engine.clone();
     engine.url = second.url.clone();
-    let env = TestEnv::in_front_of(first, "tests/configs/conformance.toml", |cfg| {
+    let env = TestEnv::in_front_of(first, "tests/fixtures/features.toml", |cfg| {
         cfg.engines.insert("second".into(), engine);
         let staging = cfg
             .languages
@@ -154,7 +154,7 @@ async fn each_language_runs_on_its_own_engine() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_language_naming_an_unknown_engine_is_refused_at_start() {
-    let path = repo_path("tests/configs/conformance.toml");
+    let path = repo_path("tests/fixtures/features.toml");
     let text = std::fs::read_to_string(&path).expect("read test config");
     let mut cfg = Config::parse(&text, &path).expect("parse test config");
     cfg.languages[1].engine = Some("nowhere".into());

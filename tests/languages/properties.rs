@@ -329,7 +329,7 @@ fn no_accepted_setting_makes_a_request_panic_or_hang() {
         rt.block_on(async move {
             let env = TestEnv::in_front_of(
                 crate::common::Engine::external(url),
-                "tests/configs/conformance.toml",
+                "tests/fixtures/features.toml",
                 |cfg| {
                     for lang in &mut cfg.languages {
                         lang.catalog_page_limit = case.page_limit;

@@ -34,7 +34,7 @@ impl Drop for Served {
 
 impl Served {
     fn start(engine: &Engine, oauth: &str) -> Served {
-        let text = std::fs::read_to_string(repo_path("tests/configs/conformance.toml"))
+        let text = std::fs::read_to_string(repo_path("tests/fixtures/features.toml"))
             .expect("conformance config");
         let dir = std::env::temp_dir().join(format!(
             "pilotage-oauth-logs-{}-{}",
@@ -51,7 +51,7 @@ impl Served {
             .env("PILOTAGE_LISTEN", "127.0.0.1:0")
             .env("PILOTAGE_REDIS_URL", "")
             // The configuration's relative rule and guide paths.
-            .env("PILOTAGE_SEARCH_PATH", repo_path("tests/configs"))
+            .env("PILOTAGE_SEARCH_PATH", repo_path("tests/fixtures"))
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

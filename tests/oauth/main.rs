@@ -47,7 +47,7 @@ max_risk = "write"
         a.url, b.url
     );
     let engine = crate::common::dialect_engine();
-    TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |c| {
+    TestEnv::in_front_of(engine, "tests/fixtures/features.toml", |c| {
         c.auth.anonymous = false;
         c.auth.oauth = Some(toml::from_str(&oauth).expect("oauth config"));
     })

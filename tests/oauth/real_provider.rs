@@ -33,7 +33,7 @@ algorithms = ["{algorithm}"]
     );
     TestEnv::in_front_of(
         crate::common::dialect_engine(),
-        "tests/configs/conformance.toml",
+        "tests/fixtures/features.toml",
         |c| {
             c.auth.anonymous = false;
             c.auth.oauth = Some(toml::from_str(&oauth).expect("oauth config"));

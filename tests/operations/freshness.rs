@@ -10,7 +10,7 @@ use crate::common::engine_env::ids_of;
 use crate::common::{ACME_OPS, LANG, Mcp, TestEnv, write_program};
 use serde_json::{Value, json};
 
-const CONFIG: &str = "tests/configs/conformance.toml";
+const CONFIG: &str = "tests/fixtures/features.toml";
 /// Longer than any test: nothing expires while one runs.
 const HOUR_MS: u64 = 3_600_000;
 
@@ -35,10 +35,8 @@ async fn list(c: &Mcp, arguments: Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn read_only_staleness_serves_validate_and_pages_from_memory() {
-    let env = TestEnv::with_config(CONFIG, |c| {
-        c.cache.read_only_catalog_staleness_ms = HOUR_MS
-    })
-    .await;
+    let env =
+        TestEnv::with_config(CONFIG, |c| c.cache.read_only_catalog_staleness_ms = HOUR_MS).await;
     let c = env.client(ACME_OPS);
     let first = catalog(&c).await["catalog_version"].clone();
     let before = env.engine.requests().await;
@@ -81,10 +79,8 @@ async fn read_only_staleness_serves_validate_and_pages_from_memory() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_promotion_through_this_instance_shows_at_once() {
-    let env = TestEnv::with_config(CONFIG, |c| {
-        c.cache.read_only_catalog_staleness_ms = HOUR_MS
-    })
-    .await;
+    let env =
+        TestEnv::with_config(CONFIG, |c| c.cache.read_only_catalog_staleness_ms = HOUR_MS).await;
     let mut c = env.client(ACME_OPS);
     c.initialize().await;
     let before = catalog(&c).await;

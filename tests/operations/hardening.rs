@@ -11,7 +11,7 @@ use pilotage_gateway::config::Config;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-const CONFIG: &str = "tests/configs/conformance.toml";
+const CONFIG: &str = "tests/fixtures/features.toml";
 
 /// A gateway of this process in front of a fresh engine, always (never an
 /// external deployment: these tests change the configuration and own Redis).

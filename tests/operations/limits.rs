@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn each_anonymous_session_has_its_own_budget_and_is_told_when_to_retry() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         c.limits.anonymous = Limit {
             // One call a minute: the fourth call is refused, whatever the timing.
             requests_per_second: Some(1.0 / 60.0),
@@ -61,7 +61,7 @@ async fn each_anonymous_session_has_its_own_budget_and_is_told_when_to_retry() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_key_at_its_run_cap_is_refused_until_a_run_finishes() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         c.limits.keys = vec![KeyLimit {
             name: "ops".into(),
             limit: Limit {
@@ -130,7 +130,7 @@ async fn a_key_at_its_run_cap_is_refused_until_a_run_finishes() {
 
 #[test]
 fn limits_are_validated_at_start_naming_the_key_and_the_fix() {
-    let path = crate::common::repo_path("tests/configs/conformance.toml");
+    let path = crate::common::repo_path("tests/fixtures/features.toml");
     let text = std::fs::read_to_string(&path).unwrap().replace(
         "[limits.anonymous]\n",
         "[limits]\ntrusted_proxies = [\"10.0.0.0/8\", \"nginx\"]\nmax_tracked_callers = 0\n\n[limits.anonymous]\nrequests_per_second = 0\n\n[[limits.key]]\nname = \"nobody\"\nconcurrent_runs = 0\n",

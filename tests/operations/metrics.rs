@@ -349,7 +349,7 @@ fn every_alert_has_a_runbook_entry() {
 async fn engine_calls_carry_the_engine_name_and_buckets_reach_the_longest_deadline() {
     let second = crate::common::Engine::spawn(&[]);
     let second_url = second.url.clone();
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |cfg| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |cfg| {
         let mut engine = cfg.engine.clone();
         engine.url = second_url;
         engine.run_deadline_ms = 120_000;

@@ -33,7 +33,7 @@ impl Served {
     /// `serve` with the conformance configuration plus `server_extra` lines in
     /// `[server]`, in front of `engine`.
     fn start(engine: &Engine, server_extra: &str) -> Served {
-        let text = std::fs::read_to_string(repo_path("tests/configs/conformance.toml"))
+        let text = std::fs::read_to_string(repo_path("tests/fixtures/features.toml"))
             .expect("conformance config");
         let text = text.replacen(
             "instance = \"test\"",
@@ -42,7 +42,7 @@ impl Served {
         );
         // Beside the original, so its relative paths still resolve.
         let config = repo_path(&format!(
-            "tests/configs/.operability-{}-{}.toml",
+            "tests/fixtures/.operability-{}-{}.toml",
             std::process::id(),
             rand_suffix()
         ));

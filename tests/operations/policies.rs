@@ -127,7 +127,7 @@ async fn a_forbidden_hint_refuses_mail_but_not_a_delete() {
     use pilotage_gateway::config::ApiKeyConfig;
     use sha2::{Digest, Sha256};
     let engine = crate::common::dialect_engine();
-    let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |c| {
+    let env = TestEnv::in_front_of(engine, "tests/fixtures/features.toml", |c| {
         c.auth.keys.push(ApiKeyConfig {
             name: "no-mail".into(),
             tenant: "acme".into(),
@@ -174,7 +174,7 @@ async fn a_forbidden_hint_refuses_mail_but_not_a_delete() {
 #[tokio::test(flavor = "multi_thread")]
 async fn anonymous_callers_get_the_configured_policy() {
     let engine = crate::common::dialect_engine();
-    let env = TestEnv::in_front_of(engine, "tests/configs/conformance.toml", |c| {
+    let env = TestEnv::in_front_of(engine, "tests/fixtures/features.toml", |c| {
         c.auth.anonymous_permissions =
             Some(vec!["learn".into(), "validate".into(), "execute".into()]);
         c.auth.anonymous_max_risk = Some("safe".into());

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_promoted_program_expires_after_the_promotion_lifetime() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |cfg| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |cfg| {
         cfg.languages[0].promotion_lifetime = "PT1S".into();
     })
     .await;
@@ -59,7 +59,7 @@ async fn a_promoted_program_expires_after_the_promotion_lifetime() {
 
 #[test]
 fn a_promotion_lifetime_that_is_not_a_positive_duration_is_refused() {
-    let path = crate::common::repo_path("tests/configs/conformance.toml");
+    let path = crate::common::repo_path("tests/fixtures/features.toml");
     let text = std::fs::read_to_string(&path).expect("read config");
     for bad in ["PT0S", "forever", "PT1H1H"] {
         let mut cfg = pilotage_gateway::config::Config::parse(&text, &path).expect("parse");

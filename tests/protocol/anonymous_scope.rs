@@ -50,7 +50,7 @@ fn immediate(program: Value, extra: Value) -> Value {
 }
 
 async fn with_scope(scope: AnonymousScope) -> TestEnv {
-    TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    TestEnv::with_config("tests/fixtures/features.toml", |c| {
         c.auth.anonymous_scope = scope.as_str().into();
     })
     .await
@@ -133,7 +133,10 @@ async fn session_scope_refuses_what_a_sessionless_caller_could_never_reach() {
         .await;
     assert!(!run.is_error, "{}", run.structured);
     assert_eq!(run.structured["outcome"]["status"], "success");
-    assert!(run.structured["trace"].is_object(), "its trace is in the answer");
+    assert!(
+        run.structured["trace"].is_object(),
+        "its trace is in the answer"
+    );
     let mut session = env.anonymous();
     session.initialize().await;
     let fetch = session
@@ -326,7 +329,7 @@ async fn one_of_each(c: &Mcp, round: usize, catalog_version: &Value) {
 async fn session_scope_writes_nothing_to_redis_for_sessionless_callers() {
     let redis = RedisServer::start();
     let url = redis.url();
-    let env = TestEnv::with_config("tests/configs/conformance.toml", move |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", move |c| {
         c.auth.anonymous_scope = AnonymousScope::Session.as_str().into();
         c.store.redis_url = url;
     })

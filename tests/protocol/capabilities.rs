@@ -7,7 +7,7 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_plan_validate_returns_references() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         c.languages[0].capabilities.plan = false;
     })
     .await;
@@ -26,7 +26,7 @@ async fn without_plan_validate_returns_references() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_execute_there_is_no_execute_or_trace_tool() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         c.languages[0].capabilities.execute.enabled = false;
         c.languages[0].capabilities.trace_fetch = false;
     })
@@ -58,7 +58,7 @@ async fn without_execute_there_is_no_execute_or_trace_tool() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_idempotency_a_key_is_refused() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         c.languages[0].capabilities.execute.idempotency = false;
     })
     .await;

@@ -301,7 +301,7 @@ async fn other_http_methods_are_405() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn unknown_sessions_keys_and_oversized_bodies_are_json_rpc_errors() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         c.server.max_body_bytes = 64 * 1024;
     })
     .await;

@@ -26,14 +26,13 @@
 
 use crate::common::redis_server::RedisServer;
 use crate::common::{
-    ACME_AUDIT, ACME_OPS, Engine, LANG, Mcp, TestEnv, dialect_engine, write_program,
+    ACME_AUDIT, ACME_OPS, Engine, FEATURES, LANG, Mcp, TestEnv, dialect_engine, write_program,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-const CONFIG: &str = "tests/configs/conformance.toml";
 /// Rounds per staleness setting.
 const ROUNDS: usize = 12;
 /// Every third round races the change against the execute.
@@ -138,8 +137,8 @@ impl Trio {
     }
 }
 
-/// One instance of the conformance configuration (its session secret is
-/// the others') on the shared Redis.
+/// One instance of the feature suites' configuration (its session secret
+/// is the others') on the shared Redis.
 async fn gateway(
     engine: Engine,
     instance: &str,
@@ -147,7 +146,7 @@ async fn gateway(
     staleness_ms: u64,
 ) -> TestEnv {
     let redis_url = redis.url();
-    TestEnv::in_front_of(engine, CONFIG, |cfg| {
+    TestEnv::in_front_of(engine, FEATURES, |cfg| {
         cfg.server.instance = instance.to_string();
         cfg.store.redis_url = redis_url;
         cfg.cache.read_only_catalog_staleness_ms = staleness_ms;
@@ -230,6 +229,7 @@ async fn play_round(trio: &Trio, round: usize, tally: &mut Tally) {
     let agent_on = |i: usize| Mcp::new(&urls[i % urls.len()], Some(ACME_OPS));
     let (validator, executor) = (agent_on(round), agent_on(round + 1));
     let expected = validate(&validator).await;
+    // Both are lazy: nothing is sent until they are awaited below.
     let change = add_capability(trio.engine(), round);
     let execute = run_expecting(&executor, &expected);
 
@@ -241,9 +241,9 @@ async fn play_round(trio: &Trio, round: usize, tally: &mut Tally) {
         match status(&answer).as_str() {
             "catalog_drift" => tally.racing_drifts += 1,
             "success" => tally.racing_successes += 1,
-            other => tally
+            _ => tally
                 .wrong
-                .push(format!("racing round {round}: {other}: {answer}")),
+                .push(format!("racing round {round}: {}", gist(&answer))),
         }
         return;
     }
@@ -258,11 +258,10 @@ async fn play_round(trio: &Trio, round: usize, tally: &mut Tally) {
     if before != after {
         tally.effects += 1;
     }
-    let status = status(&answer);
-    if status != "catalog_drift" {
+    if status(&answer) != "catalog_drift" {
         tally
             .wrong
-            .push(format!("settled round {round}: {status}: {answer}"));
+            .push(format!("settled round {round}: {}", gist(&answer)));
     }
 }
 
@@ -293,6 +292,15 @@ fn status(answer: &Value) -> String {
     match answer["outcome"]["status"].as_str() {
         Some(status) => status.to_string(),
         None => format!("request error: {}", answer["error"]["kind"]),
+    }
+}
+
+/// The part of an execute answer a failure message needs: the outcome, or
+/// the request error (a whole trace would bury it).
+fn gist(answer: &Value) -> &Value {
+    match answer.get("outcome") {
+        Some(outcome) => outcome,
+        None => &answer["error"],
     }
 }
 

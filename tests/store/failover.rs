@@ -78,7 +78,7 @@ async fn a_killed_master_fails_over_and_no_recorded_key_runs_twice() {
         .await
         .expect("start the test cluster");
     let urls = cluster.urls();
-    let env = TestEnv::in_front_of(Engine::spawn(&[]), "tests/configs/conformance.toml", |c| {
+    let env = TestEnv::in_front_of(Engine::spawn(&[]), "tests/fixtures/features.toml", |c| {
         c.store.redis_url.clear();
         c.store.redis_cluster = urls;
     })

@@ -58,7 +58,7 @@ impl Gateway {
             let child = Command::new(env!("CARGO_BIN_EXE_pilotage-gateway"))
                 .arg("serve")
                 .arg("--config")
-                .arg(repo_path("tests/configs/conformance.toml"))
+                .arg(repo_path("tests/fixtures/features.toml"))
                 .env("PILOTAGE_LISTEN", format!("127.0.0.1:{port}"))
                 .env("PILOTAGE_REDIS_URL", redis_url)
                 .env("PILOTAGE_ENGINE_URL", engine_url)

@@ -434,7 +434,7 @@ async fn keyed_executes_survive_a_reshard() {
         .await
         .expect("start the test cluster");
     let urls = cluster.urls();
-    let env = TestEnv::in_front_of(Engine::spawn(&[]), "tests/configs/conformance.toml", |c| {
+    let env = TestEnv::in_front_of(Engine::spawn(&[]), "tests/fixtures/features.toml", |c| {
         c.store.redis_url.clear();
         c.store.redis_cluster = urls;
     })

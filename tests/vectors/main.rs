@@ -16,6 +16,7 @@ mod binding;
 mod mistral_v2;
 mod n8n_v1;
 mod registry;
+mod shipped;
 mod support;
 mod workflow_v1 {
     mod carrier;

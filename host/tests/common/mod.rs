@@ -296,7 +296,7 @@ impl CliRun {
 impl Env {
     pub async fn start() -> Env {
         let engine = Engine::spawn();
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/configs/conformance.toml");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/features.toml");
         let text = std::fs::read_to_string(&path).expect("read conformance config");
         let mut cfg = pilotage_gateway::config::Config::parse(&text, &path)
             .expect("parse conformance config");

@@ -99,7 +99,11 @@ fn language_entry(lang: &LanguageRuntime, perms: Permissions, reach: Reach) -> V
     if let Some(execution) = execution {
         e.insert("execution".into(), json!(execution));
         e.insert("trace".into(), json!(c.trace));
-        let retention = if lasting { c.retention.as_str() } else { "none" };
+        let retention = if lasting {
+            c.retention.as_str()
+        } else {
+            "none"
+        };
         e.insert("retention".into(), json!(retention));
     }
     Value::Object(e)

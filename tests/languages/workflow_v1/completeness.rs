@@ -18,7 +18,7 @@ async fn closed_sets_body(c: &Mcp) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_run_and_step_status_is_enumerated_and_reached_both_ways() {
-    let env = TestEnv::with_config("tests/configs/conformance.toml", |c| {
+    let env = TestEnv::with_config("tests/fixtures/features.toml", |c| {
         c.engine.run_deadline_ms = 500;
     })
     .await;

@@ -130,3 +130,27 @@ pub fn with_topic<'a>(guides: &'a [Value], topic: &str) -> Vec<&'a Value> {
         })
         .collect()
 }
+
+/// Whether the configuration under test serves the staging language (the
+/// feature suites' second language, which leaves features undeclared); a
+/// shipped configuration does not. A vector's check that needs it is skipped
+/// with its reason printed, as the public harness skips a vector whose
+/// feature the server does not declare.
+pub fn staging_served(vector: &str) -> bool {
+    let Some(name) = crate::common::shipped::selected() else {
+        return true;
+    };
+    let served = crate::common::shipped::Shipped::load(&name)
+        .config()
+        .languages
+        .iter()
+        .any(|l| l.name == crate::common::STAGING);
+    if !served {
+        eprintln!(
+            "skipped: {vector}: its undeclared-feature check needs a language that leaves the \
+             feature undeclared ({}), which the shipped configuration `{name}` does not serve",
+            crate::common::STAGING
+        );
+    }
+    served
+}

@@ -140,6 +140,9 @@ async fn pil_validate_context_undeclared_b() {
 #[tokio::test(flavor = "multi_thread")]
 async fn pil_validate_context_missing_b() {
     let (_env, c) = session().await;
+    if !crate::support::staging_served("PIL-VALIDATE-CONTEXT-MISSING-B") {
+        return;
+    }
     let r = c
         .call(
             "validate_staging_workflow",

@@ -10,10 +10,12 @@ without a session, for both at the versions pinned in requirements.txt).
            `fastmcp.Client(StreamableHttpTransport(url, headers=...))`
 
 Without a key: connect (discover or initialize), tools/list, the manifest,
-validate, a run, and store: true, which a request without a session is refused
-as `unsupported`, the message naming the key (a client that did open a session
-keeps its run as that session's own: fetched in the session, `not_found` from a
-second client). With the demo key (`Authorization: Bearer demo-key`): execute
+validate, a run, and store: true. A request without a session reads in its
+manifest what it gets (retention "none", no idempotency, no trace tool) and
+store: true is refused as `unsupported`, the message naming the key and no
+session (its revision may have none); a client that did open a session keeps
+its run as that session's own: fetched in the session, `not_found` from a
+second client. With the demo key (`Authorization: Bearer demo-key`): execute
 with store: true, then fetch the trace by run_id from a second, fresh client (a
 later request).
 
@@ -118,9 +120,17 @@ async def the_loop(p: Progress, url: str, connect: Connect) -> None:
         manifest = await conn.success("pilotage_manifest", {})
         lang = next((entry for entry in manifest["languages"] if entry["name"] == LANG), None)
         check(lang, f"no {LANG} in the manifest")
-        validate, execute, trace = lang["loop"]["validate"], lang["loop"]["execute"], lang["loop"]["trace"]
+        validate, execute = lang["loop"]["validate"], lang["loop"]["execute"]
+        trace = lang["loop"].get("trace")
         for name in (validate, execute, trace):
-            check(name in conn.tool_names, f"manifest names {name}, tools/list does not")
+            check(name is None or name in conn.tool_names, f"manifest names {name}, tools/list does not")
+        if conn.sessionless:
+            # What a caller no later request can be gets, declared.
+            check(lang["retention"] == "none", f"retention {lang['retention']}")
+            check(lang["capabilities"]["execute"]["idempotency"] is False, "idempotency declared")
+            check(trace is None, f"a trace tool ({trace}) for a caller nothing is kept for")
+        else:
+            check(trace is not None, "no trace tool in a session")
         p.ok()
 
         p.step = "validate"
@@ -147,7 +157,11 @@ async def the_loop(p: Progress, url: str, connect: Connect) -> None:
             # No session, no key: no later request can be this caller.
             p.step = "store_without_session"
             error = await conn.refused(execute, run_args(True), "unsupported")
-            check("Authorization: Bearer" in error.get("message", ""), f"the refusal names no key: {error}")
+            message = error.get("message", "")
+            check("Authorization: Bearer" in message, f"the refusal names no key: {error}")
+            check('retention "none"' in message, f"the refusal names not what the manifest declared: {error}")
+            for advice in ("initialize", "Mcp-Session-Id"):
+                check(advice not in message, f"advice this revision cannot follow ({advice}): {error}")
             p.ok()
         else:
             # The session is the anonymous principal: what it stores is its own.
@@ -171,7 +185,10 @@ async def the_loop(p: Progress, url: str, connect: Connect) -> None:
 
     p.step = "trace_fetch_with_key"
     async with connect(url, True) as later:
-        fetched = await later.success(trace, {"run_id": run["run_id"]})
+        manifest = await later.success("pilotage_manifest", {})
+        lang = next(entry for entry in manifest["languages"] if entry["name"] == LANG)
+        check(lang["retention"] != "none", "a key's manifest declares no retention")
+        fetched = await later.success(lang["loop"]["trace"], {"run_id": run["run_id"]})
         check(fetched["run_id"] == run["run_id"], f"fetched {fetched}")
         check(fetched["outcome"] == run["outcome"], "the fetched outcome differs from the run answer")
     p.ok()

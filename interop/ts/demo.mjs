@@ -7,8 +7,10 @@
 //                                 mode (2026-07-28: no initialize, no session)
 // Without a key: connect, tools/list, the manifest, validate, a run, and
 // store: true, which each anonymous session keeps as its own (fetched in the
-// same session, `not_found` from a second, fresh client) and which a request
-// without a session is refused as `unsupported`, the message naming the key.
+// same session, `not_found` from a second, fresh client). A request without a
+// session reads in its manifest what it gets (retention "none", no
+// idempotency, no trace tool) and store: true is refused as `unsupported`,
+// the message naming the key and no session (its revision may have none).
 // With the demo key (`Authorization: Bearer demo-key`, set through the
 // transport's requestInit headers): execute with store: true, and fetch the
 // trace by run_id from a second, fresh client (a later request).
@@ -137,7 +139,15 @@ async function loop(sdk, url) {
     const lang = manifest.languages.find((l) => l.name === LANG);
     check(lang, `no ${LANG} in the manifest`);
     const { validate, execute, trace } = lang.loop;
-    for (const n of [validate, execute, trace]) check(names.has(n), `manifest names ${n}, tools/list does not`);
+    for (const n of [validate, execute, trace]) check(n === undefined || names.has(n), `manifest names ${n}, tools/list does not`);
+    if (conn.session) {
+      check(trace !== undefined, 'no trace tool in a session');
+    } else {
+      // What a caller no later request can be gets, declared.
+      check(lang.retention === 'none', `retention ${lang.retention}`);
+      check(lang.capabilities.execute.idempotency === false, 'idempotency declared');
+      check(trace === undefined, `a trace tool (${trace}) for a caller nothing is kept for`);
+    }
     ok();
 
     step = 'validate';
@@ -173,6 +183,10 @@ async function loop(sdk, url) {
       step = 'store_without_session';
       const error = await refused(conn, execute, runArgs(true), 'unsupported');
       check(error.message.includes('Authorization: Bearer'), `the refusal names no key: ${error.message}`);
+      check(error.message.includes('retention "none"'), `the refusal names not what the manifest declared: ${error.message}`);
+      for (const advice of ['initialize', 'Mcp-Session-Id']) {
+        check(!error.message.includes(advice), `advice this revision cannot follow (${advice}): ${error.message}`);
+      }
       ok();
     }
 
@@ -185,7 +199,9 @@ async function loop(sdk, url) {
 
     step = 'trace_fetch_with_key';
     const later = await connect(DEMO_KEY);
-    const fetched = await call(later, trace, { run_id: run.run_id });
+    const keyedLang = (await call(later, 'pilotage_manifest', {})).languages.find((l) => l.name === LANG);
+    check(keyedLang.retention !== 'none', "a key's manifest declares no retention");
+    const fetched = await call(later, keyedLang.loop.trace, { run_id: run.run_id });
     check(fetched.run_id === run.run_id, `fetched ${fetched.run_id}`);
     check(JSON.stringify(fetched.outcome) === JSON.stringify(run.outcome), 'the fetched outcome differs');
     ok();

@@ -29,7 +29,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use pilotage_gateway::auth::Principal;
-use pilotage_gateway::catalog::{CatalogService, Entry, canonical_json, version_of};
+use pilotage_gateway::catalog::{CatalogService, Currency, Entry, canonical_json, version_of};
 use pilotage_gateway::config::EngineConfig;
 use pilotage_gateway::engines::CatalogFetch;
 use pilotage_gateway::engines::rest::EngineClient;
@@ -168,7 +168,9 @@ fn bench(c: &mut Criterion) {
         let fixed = principal(&format!("fixed-{n}"));
         let moving = principal(&format!("moving-{n}"));
         // Fill the service's per-tenant cache, and learn the ETag.
-        let view = rt.block_on(service.view(&fixed)).expect("view");
+        let view = rt
+            .block_on(service.view(&fixed, Currency::Confirmed))
+            .expect("view");
         assert_eq!(view.entries.len(), n);
         let etag = format!("\"fixed-{n}\"");
         group.bench_with_input(BenchmarkId::new("engine_304", n), &n, |b, _| {
@@ -180,7 +182,13 @@ fn bench(c: &mut Criterion) {
             });
         });
         group.bench_with_input(BenchmarkId::new("view_unchanged", n), &n, |b, _| {
-            b.iter(|| black_box(rt.block_on(service.view(&fixed)).expect("view").version));
+            b.iter(|| {
+                black_box(
+                    rt.block_on(service.view(&fixed, Currency::Confirmed))
+                        .expect("view")
+                        .version,
+                )
+            });
         });
         group.bench_with_input(BenchmarkId::new("engine_full_fetch", n), &n, |b, _| {
             b.iter(|| {
@@ -191,7 +199,13 @@ fn bench(c: &mut Criterion) {
             });
         });
         group.bench_with_input(BenchmarkId::new("view_rebuild", n), &n, |b, _| {
-            b.iter(|| black_box(rt.block_on(service.view(&moving)).expect("view").version));
+            b.iter(|| {
+                black_box(
+                    rt.block_on(service.view(&moving, Currency::Confirmed))
+                        .expect("view")
+                        .version,
+                )
+            });
         });
         // The same token as the service's own, so this row measures the
         // real definition.

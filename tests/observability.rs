@@ -505,7 +505,7 @@ async fn the_otel_variables_alone_export_spans_and_the_run_is_named_in_its_lines
         ],
     );
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "run_workflow", "arguments": {"workflow": valid_program(), "input": {"id": "cus_1"}, "mode": "immediate"}}});
+        "name": "run_workflow", "arguments": {"workflow": valid_program(), "input": {"id": "cus_1"}}}});
     let answer: Value = reqwest::Client::new()
         .post(format!("{}/mcp", served.base))
         .header("accept", "application/json, text/event-stream")

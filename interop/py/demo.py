@@ -138,14 +138,18 @@ async def the_loop(p: Progress, url: str, connect: Connect) -> None:
         check(verdict["valid"] is True, f"invalid: {verdict['diagnostics']}")
         p.ok()
 
-        def run_args(store: bool) -> dict:
-            return {
+        def run_args(store: bool, execution: str = lang["execution"]) -> dict:
+            # `mode` only where the caller's manifest declares both modes
+            # (Part III 4.4): a caller without a session has "immediate".
+            args = {
                 "workflow": PROGRAM,
-                "mode": "immediate",
                 "input": {"id": "cus_1"},
                 "store": store,
                 "expected_catalog_version": verdict["catalog_version"],
             }
+            if execution == "both":
+                args["mode"] = "immediate"
+            return args
 
         p.step = "execute"
         plain = await conn.success(execute, run_args(False))
@@ -178,7 +182,9 @@ async def the_loop(p: Progress, url: str, connect: Connect) -> None:
 
     p.step = "execute_with_key"
     async with connect(url, True) as keyed:
-        run = await keyed.success(execute, run_args(True))
+        mine = await keyed.success("pilotage_manifest", {})
+        keyed_lang = next(entry for entry in mine["languages"] if entry["name"] == LANG)
+        run = await keyed.success(execute, run_args(True, keyed_lang["execution"]))
         check(run["outcome"]["status"] == "success", f"outcome {run['outcome']}")
         check(isinstance(run.get("run_id"), str), f"run_id {run.get('run_id')}")
     p.ok()

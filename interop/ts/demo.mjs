@@ -155,9 +155,12 @@ async function loop(sdk, url) {
     check(verdict.valid === true, `invalid: ${JSON.stringify(verdict.diagnostics)}`);
     ok();
 
-    const runArgs = (store) => ({
-      workflow: PROGRAM, mode: 'immediate', input: { id: 'cus_1' }, store,
+    // `mode` only where the caller's manifest declares both modes (Part III
+    // 4.4): a caller without a session has "immediate".
+    const runArgs = (store, execution = lang.execution) => ({
+      workflow: PROGRAM, input: { id: 'cus_1' }, store,
       expected_catalog_version: verdict.catalog_version,
+      ...(execution === 'both' ? { mode: 'immediate' } : {}),
     });
 
     step = 'execute';
@@ -192,7 +195,8 @@ async function loop(sdk, url) {
 
     step = 'execute_with_key';
     const keyed = await connect(DEMO_KEY);
-    const run = await call(keyed, execute, runArgs(true));
+    const keyedExecution = (await call(keyed, 'pilotage_manifest', {})).languages.find((l) => l.name === LANG).execution;
+    const run = await call(keyed, execute, runArgs(true, keyedExecution));
     check(run.outcome?.status === 'success', `outcome ${JSON.stringify(run.outcome)}`);
     check(typeof run.run_id === 'string', `run_id ${run.run_id}`);
     ok();

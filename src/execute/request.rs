@@ -93,8 +93,8 @@ fn deploys(
                 )));
             }
         },
-        // A mode naming the only one this caller has is what it would get.
-        (Some(m), false) if m == execution => execution == "deploy",
+        // Part III §4.4: `mode` on a language that is not "both" (for this
+        // caller) is invalid_request, even naming the one mode it has.
         (Some(m), false) if m == "deploy" && !principal.lasting => {
             return Err(RequestError::invalid(format!(
                 "mode \"deploy\" is not among your modes (your manifest declares execution \"{execution}\"): {} to reach the promoted program. Use mode \"immediate\", or call with an API key or an OAuth access token (Authorization: Bearer …)",

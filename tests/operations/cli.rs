@@ -42,6 +42,29 @@ fn classify_check_passes_for_every_shipped_rule_file() {
     assert!(out.contains("classifiers/workflow-v1.toml"), "{out}");
 }
 
+/// Rule files need no engine's runtime: the n8n configuration checks its
+/// rules on a machine where n8n was never installed (its tenants folder
+/// missing is a warning here, an error only where the gateway starts).
+#[test]
+fn classify_check_needs_no_engine_runtime_folder() {
+    let shipped = std::fs::read_to_string(repo_path("deploy/gateway.n8n.toml")).expect("read");
+    let missing = format!("never-installed-{}", crate::common::ports::rand_suffix());
+    let copy = shipped.replace(
+        "tenants_dir = \"../target/n8n/tenants\"",
+        &format!("tenants_dir = \"../target/{missing}\""),
+    );
+    assert_ne!(copy, shipped, "the shipped tenants_dir line moved");
+    // One folder below the repository, so the file's relative paths resolve.
+    let path = repo_path(&format!("target/{missing}.toml"));
+    std::fs::create_dir_all(path.parent().expect("folder")).expect("target/");
+    std::fs::write(&path, copy).expect("write");
+    let (ok, out) = gateway(&["classify", "--check", "--config", path.to_str().expect("utf-8")]);
+    std::fs::remove_file(&path).ok();
+    assert!(ok, "{out}");
+    assert!(out.contains(" 0 failed"), "{out}");
+    assert!(out.contains("warning:") && out.contains("tenants_dir"), "{out}");
+}
+
 #[test]
 fn the_mistral_configuration_passes_check_config() {
     let (ok, out) = gateway(&["check-config", "--config", "deploy/gateway.mistral.toml"]);

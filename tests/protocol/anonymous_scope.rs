@@ -49,6 +49,14 @@ fn immediate(program: Value, extra: Value) -> Value {
     args
 }
 
+/// A sessionless caller's arguments, formed from its manifest: its only
+/// mode is "immediate", so it names none (Part III §4.4).
+fn passing(program: Value, extra: Value) -> Value {
+    let mut args = immediate(program, extra);
+    args.as_object_mut().expect("object").remove("mode");
+    args
+}
+
 async fn with_scope(scope: AnonymousScope) -> TestEnv {
     TestEnv::with_config("tests/fixtures/features.toml", |c| {
         c.auth.anonymous_scope = scope.as_str().into();
@@ -82,7 +90,7 @@ async fn session_scope_refuses_what_a_sessionless_caller_could_never_reach() {
     let stored = lone
         .call(
             "run_workflow",
-            immediate(write_program("gold"), json!({"store": true})),
+            passing(write_program("gold"), json!({"store": true})),
         )
         .await;
     assert!(stored.is_error, "{}", stored.structured);
@@ -100,7 +108,7 @@ async fn session_scope_refuses_what_a_sessionless_caller_could_never_reach() {
     let keyed = lone
         .call(
             "run_workflow",
-            immediate(write_program("gold"), json!({"idempotency_key": "k-1"})),
+            passing(write_program("gold"), json!({"idempotency_key": "k-1"})),
         )
         .await;
     assert_eq!(
@@ -126,10 +134,20 @@ async fn session_scope_refuses_what_a_sessionless_caller_could_never_reach() {
         "refused before any side effect"
     );
 
-    // What keeps no promise still runs (the mode it has may be named), and
-    // its run_id leads nowhere.
-    let run = lone
+    // Its language is not "both" for it: naming a mode is invalid_request,
+    // even the one it has (Part III §4.4).
+    let named = lone
         .call("run_workflow", immediate(valid_program(), json!({})))
+        .await;
+    assert_eq!(
+        named.structured["error"]["kind"], "invalid_request",
+        "{}",
+        named.structured
+    );
+
+    // What keeps no promise still runs, and its run_id leads nowhere.
+    let run = lone
+        .call("run_workflow", passing(valid_program(), json!({})))
         .await;
     assert!(!run.is_error, "{}", run.structured);
     assert_eq!(run.structured["outcome"]["status"], "success");

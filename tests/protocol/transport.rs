@@ -303,10 +303,12 @@ async fn sessionless_anonymous_requests_are_promised_nothing_stored() {
         .and_then(|l| l.iter().find(|l| l["name"] == "workflow/v1"))
         .unwrap_or_else(|| panic!("{discovered}"));
     assert_eq!(declared["retention"], "none", "{declared}");
+    // Its only mode is "immediate", so it names none (Part III §4.4).
+    assert_eq!(declared["execution"], "immediate", "{declared}");
     let run = stateless(
         &env.url,
         "tools/call",
-        json!({"name": "run_workflow", "arguments": {"workflow": valid_program(), "mode": "immediate",
+        json!({"name": "run_workflow", "arguments": {"workflow": valid_program(),
             "input": {"id": "cus_1"}, "store": true}}),
         Some("run_workflow"),
     )
@@ -318,7 +320,7 @@ async fn sessionless_anonymous_requests_are_promised_nothing_stored() {
     let run = stateless(
         &env.url,
         "tools/call",
-        json!({"name": "run_workflow", "arguments": {"workflow": valid_program(), "mode": "immediate",
+        json!({"name": "run_workflow", "arguments": {"workflow": valid_program(),
             "input": {"id": "cus_1"}}}),
         Some("run_workflow"),
     )

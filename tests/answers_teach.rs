@@ -53,17 +53,14 @@ async fn a_test_run_says_it_was_simulated_first() {
     let r = c
         .call(
             "run_workflow",
-            json!({"workflow": write_program("gold"), "mode": "immediate", "test_run": true}),
+            json!({"workflow": write_program("gold"), "test_run": true}),
         )
         .await;
     assert!(r.text.starts_with("TEST RUN, simulated"), "{}", r.text);
     assert_eq!(r.structured["test_run"], true, "{}", r.structured);
     assert_eq!(env.engine.digest("acme").await, before, "no side effects");
     let real = c
-        .call(
-            "run_workflow",
-            json!({"workflow": write_program("gold"), "mode": "immediate"}),
-        )
+        .call("run_workflow", json!({"workflow": write_program("gold")}))
         .await;
     assert!(!real.text.contains("TEST RUN"), "{}", real.text);
     assert!(real.structured.get("test_run").is_none());

@@ -344,7 +344,7 @@ async fn a_page_of_another_origin_cannot_drive_the_gateway_in_chromium_but_a_lis
         .unwrap()
         .to_string();
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-        "name": execute, "arguments": {"workflow": write_program("gold"), "mode": "immediate"}}})
+        "name": execute, "arguments": {"workflow": write_program("gold")}}})
     .to_string();
     let html = page(&env.url, &call);
     let foreign_url = format!("http://{}/", foreign.local_addr().unwrap());
@@ -444,7 +444,7 @@ async fn a_rebound_name_cannot_drive_the_gateway_in_chromium() {
         .unwrap()
         .to_string();
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-        "name": execute, "arguments": {"workflow": write_program("gold"), "mode": "immediate"}}})
+        "name": execute, "arguments": {"workflow": write_program("gold")}}})
     .to_string();
     let rebound = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = rebound.local_addr().unwrap().port();

@@ -58,11 +58,19 @@ fn classify_check_needs_no_engine_runtime_folder() {
     let path = repo_path(&format!("target/{missing}.toml"));
     std::fs::create_dir_all(path.parent().expect("folder")).expect("target/");
     std::fs::write(&path, copy).expect("write");
-    let (ok, out) = gateway(&["classify", "--check", "--config", path.to_str().expect("utf-8")]);
+    let (ok, out) = gateway(&[
+        "classify",
+        "--check",
+        "--config",
+        path.to_str().expect("utf-8"),
+    ]);
     std::fs::remove_file(&path).ok();
     assert!(ok, "{out}");
     assert!(out.contains(" 0 failed"), "{out}");
-    assert!(out.contains("warning:") && out.contains("tenants_dir"), "{out}");
+    assert!(
+        out.contains("warning:") && out.contains("tenants_dir"),
+        "{out}"
+    );
 }
 
 #[test]

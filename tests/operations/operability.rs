@@ -183,7 +183,7 @@ async fn request_ids_logs_and_trace_context_follow_a_request_into_the_engine() {
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let traceparent = format!("00-{trace_id}-00f067aa0ba902b7-01");
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "run_workflow", "arguments": {"workflow": valid_program(), "input": {"id": "cus_1"}, "mode": "immediate"}}});
+        "name": "run_workflow", "arguments": {"workflow": valid_program(), "input": {"id": "cus_1"}}}});
     let r = post(
         &url,
         &[
@@ -339,7 +339,7 @@ async fn sigterm_drains_readyz_503_new_requests_served_runs_finish_then_exit() {
     // A run that takes 4 s, longer than the drain window.
     let slow = json!({"steps": [{"id": "nap", "kind": "call", "capability": "util.sleep", "with": {"ms": 4000}}]});
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "run_workflow", "arguments": {"workflow": slow, "mode": "immediate"}}});
+        "name": "run_workflow", "arguments": {"workflow": slow}}});
     let in_flight = tokio::spawn({
         let url = url.clone();
         async move {
@@ -458,7 +458,7 @@ async fn spans_are_exported_over_otlp_as_one_trace_from_the_caller_into_the_engi
     let trace_id = "0af7651916cd43dd8448eb211c80319c";
     let caller_span = "b7ad6b7169203331";
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "run_workflow", "arguments": {"workflow": valid_program(), "input": {"id": "cus_1"}, "mode": "immediate"}}});
+        "name": "run_workflow", "arguments": {"workflow": valid_program(), "input": {"id": "cus_1"}}}});
     let r = post(
         &format!("{}/mcp", served.base),
         &[("traceparent", &format!("00-{trace_id}-{caller_span}-01"))],
@@ -536,7 +536,7 @@ async fn a_drain_that_outlasts_its_timeout_exits_and_says_what_was_in_flight() {
     let url = format!("{}/mcp", served.base);
     let slow = json!({"steps": [{"id": "nap", "kind": "call", "capability": "util.sleep", "with": {"ms": 5000}}]});
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "run_workflow", "arguments": {"workflow": slow, "mode": "immediate"}}});
+        "name": "run_workflow", "arguments": {"workflow": slow}}});
     let in_flight = tokio::spawn(async move {
         reqwest::Client::new()
             .post(&url)

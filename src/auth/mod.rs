@@ -14,6 +14,9 @@ mod jwks;
 mod keys;
 pub mod oauth;
 pub mod policy;
+mod reach;
+
+pub use reach::Reach;
 
 use crate::config::{AnonymousScope, AuthConfig};
 use policy::{Permissions, RiskCeiling};

@@ -11,7 +11,7 @@ use super::budget;
 use super::call_request::CallRequest;
 use super::tool_list::{self, ToolRole, ToolSpec};
 use super::tools::{self, Args, envelope, manifest};
-use crate::auth::Principal;
+use crate::auth::{Principal, Reach};
 use crate::auth::policy::Permissions;
 use crate::gateway::Gateway;
 use crate::pilotage::{EXTENSION_ID, VERSION};
@@ -43,25 +43,6 @@ struct Inner {
     surfaces: Vec<Surface>,
     /// Catalog list pages, while their version holds.
     pages: tools::catalog_pages::CatalogPages,
-}
-
-/// Whether a later request can be the same caller: a passing one (an
-/// anonymous request without a session under `anonymous_scope =
-/// "session"`) is offered, and promised, nothing a later request would reach.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach {
-    Lasting,
-    Passing,
-}
-
-impl Reach {
-    pub fn of(principal: &Principal) -> Reach {
-        if principal.lasting {
-            Reach::Lasting
-        } else {
-            Reach::Passing
-        }
-    }
 }
 
 /// What a principal with one permission set is offered: its tools (with

@@ -13,7 +13,7 @@
 use super::tools::{catalog, get_guide, manifest};
 use crate::auth::policy::Permissions;
 use crate::gateway::{Gateway, LanguageRuntime};
-use crate::mcp::server::Reach;
+use crate::auth::Reach;
 use crate::pilotage::EXTENSION_ID;
 use serde_json::{Map, Value, json};
 

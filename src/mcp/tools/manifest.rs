@@ -5,7 +5,7 @@ use super::{Reply, ToolResult};
 use crate::auth::policy::Permissions;
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::mcp::answer::Rendered;
-use crate::mcp::server::Reach;
+use crate::auth::Reach;
 use crate::pilotage::VERSION;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;

@@ -8,7 +8,7 @@
 //! before handing the request over.
 
 use super::arguments::LiftedArguments;
-use super::budget::RetryAfter;
+use super::retry_after::RetryAfter;
 use super::session::Session;
 use crate::auth::Principal;
 use crate::telemetry::request_log::RequestFields;

@@ -13,6 +13,7 @@ pub mod origin;
 mod panic_guard;
 pub mod protected_resource;
 mod refusal;
+pub mod retry_after;
 pub mod server;
 pub mod session;
 pub mod tool_list;

@@ -359,7 +359,7 @@ impl PilotageServer {
                 }
             }
         };
-        budget::ask_retry(call.retry_after, &result);
+        super::retry_after::ask_retry(call.retry_after, &result);
         let took = started.elapsed();
         let run_id = result
             .as_ref()

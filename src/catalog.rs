@@ -24,8 +24,9 @@ pub mod fresh;
 pub mod risk_when;
 
 use canonical::{EntryDigest, VersionHasher, in_halves};
-pub use canonical::{canonical_json, version_of, write_canonical_to};
+pub use canonical::{canonical_json, write_canonical_to};
 pub use entry::Entry;
+pub use entry::version_of;
 pub use fresh::Currency;
 
 use crate::auth::Principal;

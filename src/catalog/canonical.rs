@@ -7,7 +7,6 @@
 //! over the entries' digests in catalog order, so each entry is read and
 //! hashed once, and large catalogs hash their entries on both cores.
 
-use super::entry::Entry;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -16,7 +15,7 @@ use sha2::{Digest, Sha256};
 pub type EntryDigest = [u8; 32];
 
 /// From this many entries on, digests are computed on two threads.
-const PARALLEL_FROM: usize = 2_000;
+pub(super) const PARALLEL_FROM: usize = 2_000;
 
 /// Canonical JSON: object keys sorted, no whitespace, serde_json's escaping.
 pub fn canonical_json(value: &Value) -> String {
@@ -82,18 +81,6 @@ impl VersionHasher {
     pub fn token(self) -> String {
         format!("cv_{}", hex::encode(self.0.finalize()))
     }
-}
-
-/// `catalog_version` of `entries` (already in catalog order), from scratch:
-/// every entry's stored text hashed again (on two threads for large
-/// catalogs), then the token.
-pub fn version_of(entries: &[&Entry]) -> String {
-    let digests = in_halves(entries.to_vec(), |e| Sha256::digest(e.text()));
-    let mut hasher = VersionHasher::default();
-    for digest in digests {
-        hasher.add(&digest.into());
-    }
-    hasher.token()
 }
 
 /// Objects up to this many members are written in key order without a
@@ -202,37 +189,5 @@ mod tests {
             assert!(keys.is_sorted(), "{text}");
             assert_eq!(back, v);
         }
-    }
-
-    #[test]
-    fn the_version_follows_every_entry_and_their_order() {
-        let version = |values: &[Value]| {
-            let entries: Vec<Entry> = values.iter().map(|v| Entry::new(v.clone()).0).collect();
-            version_of(&entries.iter().collect::<Vec<_>>())
-        };
-        let (a, b) = (json!({"id": "a", "n": 1}), json!({"id": "b", "n": 2}));
-        let base = version(&[a.clone(), b.clone()]);
-        assert_eq!(base, version(&[a.clone(), b.clone()]));
-        assert_ne!(base, version(&[b.clone(), a.clone()]));
-        assert_ne!(base, version(std::slice::from_ref(&a)));
-        let changed = json!({"id": "b", "n": 3});
-        assert_ne!(base, version(&[a.clone(), changed]));
-        // Member order inside an entry does not matter.
-        let reordered = json!({"n": 2, "id": "b"});
-        assert_eq!(base, version(&[a, reordered]));
-    }
-
-    #[test]
-    fn two_threads_give_the_token_one_gives() {
-        let entries: Vec<(Entry, EntryDigest)> = (0..PARALLEL_FROM + 3)
-            .map(|i| Entry::new(json!({"id": format!("e{i}"), "w": i})))
-            .collect();
-        let mut serial = VersionHasher::default();
-        for (_, digest) in &entries {
-            serial.add(digest);
-        }
-        let refs: Vec<&Entry> = entries.iter().map(|(e, _)| e).collect();
-        assert_eq!(version_of(&refs), serial.token());
-        assert_eq!(revision(&entries[0].1).len(), 16);
     }
 }

@@ -11,11 +11,11 @@
 //!   an unknown, forged, expired or revoked id get HTTP 404; DELETE revokes.
 
 use super::arguments::{self, LiftedArguments};
-use super::retry_after::RetryAfter;
 use super::call_request::{self, CallRequest};
 use super::carrier::{self, INTERNAL_ERROR, INVALID_REQUEST, Message, SESSION_ERROR, rpc_error};
 use super::direct;
 use super::origin::{self, BrowserGuard, Screened};
+use super::retry_after::RetryAfter;
 use super::server::PilotageServer;
 use super::session::{Session, SessionSigner};
 use crate::auth::{AuthError, Principal, bearer};

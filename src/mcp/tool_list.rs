@@ -11,9 +11,9 @@
 //! runnable stay Pilotage request errors (§4.6: deterministic routing).
 
 use super::tools::{catalog, get_guide, manifest};
+use crate::auth::Reach;
 use crate::auth::policy::Permissions;
 use crate::gateway::{Gateway, LanguageRuntime};
-use crate::auth::Reach;
 use crate::pilotage::EXTENSION_ID;
 use serde_json::{Map, Value, json};
 

@@ -2,10 +2,10 @@
 //! the manifest object carried in initialize and `server/discover` `_meta`.
 
 use super::{Reply, ToolResult};
+use crate::auth::Reach;
 use crate::auth::policy::Permissions;
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::mcp::answer::Rendered;
-use crate::auth::Reach;
 use crate::pilotage::VERSION;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;

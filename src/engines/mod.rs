@@ -29,6 +29,19 @@ pub struct RawProblem {
     pub unknown_level: Option<String>,
 }
 
+impl RawProblem {
+    /// An error found by the gateway's own check of a program, at the
+    /// program location `location`.
+    pub fn error_at(text: String, location: String) -> RawProblem {
+        RawProblem {
+            is_error: true,
+            text,
+            location: Some(location),
+            unknown_level: None,
+        }
+    }
+}
+
 /// Result of a conditional catalog fetch.
 #[derive(Debug)]
 pub enum CatalogFetch {

@@ -21,16 +21,6 @@ pub struct TenantCredential {
     pub kind: String,
 }
 
-/// An error-level problem.
-pub(super) fn error(text: String, location: String) -> RawProblem {
-    RawProblem {
-        is_error: true,
-        text,
-        location: Some(location),
-        unknown_level: None,
-    }
-}
-
 /// Every problem of `program`'s nodes. `credentials` is the tenant's list
 /// (`None`: not known, so named credentials are not looked up).
 pub fn check_workflow(
@@ -60,7 +50,7 @@ fn check_node(
         return;
     };
     let Some(node_type) = catalog.types.get(type_name) else {
-        out.push(error(
+        out.push(RawProblem::error_at(
             format!("unknown node type '{type_name}'"),
             format!("{at}/type"),
         ));
@@ -70,7 +60,7 @@ fn check_node(
         None | Some(Value::Null) => num(&node_type.default_version),
         Some(Value::Number(n)) => num(n),
         Some(other) => {
-            out.push(error(
+            out.push(RawProblem::error_at(
                 format!(
                     "typeVersion {other} is a {}, not a number",
                     params::json_type(other)
@@ -81,7 +71,7 @@ fn check_node(
         }
     };
     let Some(description) = node_type.at(version) else {
-        out.push(error(
+        out.push(RawProblem::error_at(
             format!(
                 "node type '{}' has no version {} (versions: {})",
                 short_name(type_name),
@@ -183,7 +173,7 @@ fn check_credentials(
     }
     for kind in &required {
         if !named.is_some_and(|n| n.contains_key(kind)) {
-            out.push(error(
+            out.push(RawProblem::error_at(
                 format!("credentials of type '{kind}' are required and none are named"),
                 at.to_string(),
             ));
@@ -203,7 +193,7 @@ fn check_credentials(
                 }
         });
         if !found {
-            out.push(error(
+            out.push(RawProblem::error_at(
                 format!(
                     "credential '{}' of type '{kind}' does not exist or is not shared with this user",
                     name.or(id).unwrap_or("")

@@ -108,7 +108,7 @@ pub fn check(value: &Value, pointer: &str, out: &mut Vec<RawProblem>) {
             .and_then(Value::as_str)
             .unwrap_or("");
         match OPERATORS.iter().find(|(t, _)| *t == kind) {
-            None => out.push(super::check::error(
+            None => out.push(RawProblem::error_at(
                 format!(
                     "filter operator type '{kind}' is not one of: {}",
                     OPERATORS
@@ -120,7 +120,7 @@ pub fn check(value: &Value, pointer: &str, out: &mut Vec<RawProblem>) {
                 format!("{at}/type"),
             )),
             Some((_, operations)) if !operations.contains(&operation) => {
-                out.push(super::check::error(
+                out.push(RawProblem::error_at(
                     format!(
                         "filter operator '{operation}' is not an operator of type '{kind}' (operators: {})",
                         operations.join(", ")

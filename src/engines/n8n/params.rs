@@ -79,7 +79,7 @@ pub fn check_level(
             } else {
                 format!("option '{name}' is not an option here")
             };
-            out.push(super::check::error(
+            out.push(RawProblem::error_at(
                 text,
                 format!("{pointer}/{}", token(name)),
             ));
@@ -103,7 +103,7 @@ pub fn check_level(
                     .get("default")
                     .is_none_or(|d| d.is_null() || d.as_str() == Some(""));
                 if required && default_empty {
-                    out.push(super::check::error(
+                    out.push(RawProblem::error_at(
                         format!("required parameter '{name}' is missing"),
                         pointer.to_string(),
                     ));
@@ -111,7 +111,7 @@ pub fn check_level(
             }
             Some(v) => {
                 if required && (v.as_str().is_some_and(|s| s.trim().is_empty()) || v.is_null()) {
-                    out.push(super::check::error(
+                    out.push(RawProblem::error_at(
                         format!("required parameter '{name}' is empty"),
                         at,
                     ));
@@ -141,7 +141,7 @@ fn check_value(
     }
     let kind = p.get("type").and_then(Value::as_str).unwrap_or("");
     let wrong_type = |expected: &str, out: &mut Vec<RawProblem>| {
-        out.push(super::check::error(
+        out.push(RawProblem::error_at(
             format!("parameter '{name}' is a {}, not a {expected}", json_type(v)),
             at.to_string(),
         ));
@@ -155,7 +155,7 @@ fn check_value(
         {
             let text = v.as_str().unwrap_or("");
             if let Some(why) = super::cron::problem(text) {
-                out.push(super::check::error(
+                out.push(RawProblem::error_at(
                     format!("cron expression '{text}' is invalid: {why}"),
                     at.to_string(),
                 ));
@@ -223,7 +223,7 @@ fn check_option(p: &Value, name: &str, v: &Value, at: &str, out: &mut Vec<RawPro
         .iter()
         .map(|a| a.to_string().replace('"', "'"))
         .collect();
-    out.push(super::check::error(
+    out.push(RawProblem::error_at(
         format!(
             "parameter '{name}' value {} is not one of: {}",
             v.to_string().replace('"', "'"),
@@ -263,7 +263,7 @@ fn check_fixed(
             .iter()
             .find(|o| o.get("name").and_then(Value::as_str) == Some(key))
         else {
-            out.push(super::check::error(
+            out.push(RawProblem::error_at(
                 format!("option '{key}' is not an option here"),
                 here,
             ));
@@ -320,7 +320,7 @@ fn check_assignments(v: &Value, at: &str, out: &mut Vec<RawProblem>) {
         };
         if !fits {
             let field = item.get("name").and_then(Value::as_str).unwrap_or("");
-            out.push(super::check::error(
+            out.push(RawProblem::error_at(
                 format!("field '{field}' is declared a {declared} and given '{text}'"),
                 format!("{at}/assignments/{k}/value"),
             ));

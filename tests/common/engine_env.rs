@@ -1,13 +1,56 @@
 //! What the suites of every language bound to a third-party engine
-//! (`mistral`, `n8n_gateway`) share: finding the engine, or starting it
-//! through its script; a caller's API-key entry; sessions; the execute call.
+//! (`mistral`, `n8n_gateway`) share: the environment every such suite
+//! starts ([`EngineEnv`]: a gateway in front of the engine, its language's
+//! tools, two keyed tenants and an anonymous one); finding the engine, or
+//! starting it through its script; a caller's API-key entry; sessions; the
+//! execute call.
 
 use super::{CallResult, Mcp, TestEnv, repo_path};
-use pilotage_gateway::config::ApiKeyConfig;
+use pilotage_gateway::config::{ApiKeyConfig, Config};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::process::Command;
+
+/// A gateway serving one engine-bound language in front of its real engine,
+/// with keyed callers a and b (two tenants) and anonymous callers (a third).
+#[allow(async_fn_in_trait)]
+pub trait EngineEnv: Sized {
+    /// The language's name in the manifest, and its loop's tools.
+    const LANGUAGE: &'static str;
+    const VALIDATE: &'static str;
+    const EXECUTE: &'static str;
+    const TRACE: &'static str;
+    /// The name of the engine's table in the configuration.
+    const ENGINE: &'static str;
+
+    /// The environment; `tweak` may change the configuration after it points
+    /// at the engine and the tenants.
+    async fn start_with(tweak: impl FnOnce(&mut Config)) -> Self;
+    /// The environment as the suite configures it.
+    async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+    /// The gateway.
+    fn gateway(&self) -> &TestEnv;
+    /// The bearer keys of the keyed callers a and b.
+    fn keys(&self) -> [&str; 2];
+
+    /// An initialized session of keyed caller a.
+    async fn caller_a(&self) -> Mcp {
+        session(self.gateway(), self.keys()[0]).await
+    }
+
+    /// An initialized session of keyed caller b.
+    async fn caller_b(&self) -> Mcp {
+        session(self.gateway(), self.keys()[1]).await
+    }
+
+    /// An initialized anonymous session.
+    async fn anonymous_caller(&self) -> Mcp {
+        super::answers::anonymous_session(self.gateway()).await
+    }
+}
 
 /// The engine's base URL: the environment variable `var` when set; else
 /// what `scripts/<script> url` prints; else the last line of

@@ -12,7 +12,7 @@
 //! projects never meet those of another test or of anyone else using the
 //! same Mistral.
 
-use super::{Engine, TestEnv, engine_env, ports::rand_suffix};
+use super::{Engine, TestEnv, engine_env, engine_env::EngineEnv, ports::rand_suffix};
 use pilotage_gateway::config::{ApiKeyConfig, Config};
 use serde_json::{Value, json};
 use std::sync::OnceLock;
@@ -211,6 +211,26 @@ impl MistralEnv {
         for project in [&self.a.tenant, &self.b.tenant, &self.anonymous] {
             self.mistral.clean(project).await;
         }
+    }
+}
+
+impl EngineEnv for MistralEnv {
+    const LANGUAGE: &'static str = MISTRAL;
+    const VALIDATE: &'static str = VALIDATE;
+    const EXECUTE: &'static str = EXECUTE;
+    const TRACE: &'static str = TRACE;
+    const ENGINE: &'static str = ENGINE;
+
+    async fn start_with(tweak: impl FnOnce(&mut Config)) -> Self {
+        MistralEnv::start_with(tweak).await
+    }
+
+    fn gateway(&self) -> &TestEnv {
+        &self.env
+    }
+
+    fn keys(&self) -> [&str; 2] {
+        [&self.a.key, &self.b.key]
     }
 }
 

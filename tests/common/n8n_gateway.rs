@@ -20,7 +20,7 @@
 //! holds before and after, the environments of one test binary are held one
 //! at a time.
 
-use super::{Engine, TestEnv, engine_env, ports::rand_suffix, repo_path};
+use super::{Engine, TestEnv, engine_env, engine_env::EngineEnv, ports::rand_suffix, repo_path};
 use pilotage_gateway::config::{ApiKeyConfig, Config};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -271,6 +271,26 @@ impl N8nEnv {
     /// An initialized anonymous session.
     pub async fn anonymous_session(&self) -> super::Mcp {
         super::answers::anonymous_session(&self.env).await
+    }
+}
+
+impl EngineEnv for N8nEnv {
+    const LANGUAGE: &'static str = N8N;
+    const VALIDATE: &'static str = VALIDATE;
+    const EXECUTE: &'static str = EXECUTE;
+    const TRACE: &'static str = TRACE;
+    const ENGINE: &'static str = ENGINE;
+
+    async fn start_with(tweak: impl FnOnce(&mut Config)) -> Self {
+        N8nEnv::start_with(tweak).await
+    }
+
+    fn gateway(&self) -> &TestEnv {
+        &self.env
+    }
+
+    fn keys(&self) -> [&str; 2] {
+        [&self.a.key, &self.b.key]
     }
 }
 

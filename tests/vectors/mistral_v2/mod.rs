@@ -1,25 +1,16 @@
-//! The official conformance vectors bound to `mistral/v2` programs: one test
-//! per vector that applies to the language's declared capabilities, each
-//! through the HTTP endpoint of a gateway in front of the real Mistral; those
-//! whose body every engine-bound language shares through
-//! [`VectorLanguage`] (discover, learn, request shapes, a good program,
-//! stored runs), the rest in this folder. The vectors that do not apply, and
-//! why, are listed in `docs/conformance.md` ("mistral/v2").
+//! The official conformance vectors bound to `mistral/v2` programs, through
+//! the HTTP endpoint of a gateway in front of the real Mistral: this
+//! language's table for the shared bodies of `binding` (its programs, where
+//! its text-range diagnostics point, what Mistral shows of a tenant's
+//! project), and the vectors only some engines can run: an ad-hoc action
+//! of one project ([`TenantEntries`]) and `with-items` loops ([`Loops`]).
+//! The vectors that do not apply, and why, are listed in
+//! `docs/conformance.md` ("mistral/v2").
 
-use crate::binding::VectorLanguage;
-use crate::common::answers::{codes, error_kind, status};
-use crate::common::guides::closed_codes;
-use crate::common::mistral::{
-    EXECUTE, MISTRAL, Mistral, MistralEnv, TRACE, VALIDATE, echo_program, greet_program, run,
-    validate,
-};
-use crate::common::{Mcp, assert_shape, ports::free_port};
+use crate::binding::{EntryChange, Loops, Place, TenantEntries, VectorLanguage, catalog_version};
+use crate::common::Mcp;
+use crate::common::mistral::{MistralEnv, greet_program};
 use serde_json::{Value, json};
-
-mod catalog;
-mod execute;
-mod trace;
-mod validate;
 
 /// A valid program whose second task fails: `partial`.
 const SECOND_FAILS: &str = "version: '2.0'
@@ -69,64 +60,137 @@ no_items:
       action: std.echo output=<% $.n %>
 ";
 
-/// An ad-hoc action of one project: a catalog entry only that tenant sees.
-/// A non-empty `mark` adds an optional parameter of that default, which
-/// changes the entry's input schema.
-fn shout_action(mark: &str) -> String {
-    let extra = if mark.is_empty() {
-        String::new()
-    } else {
-        format!("    - mark: \"{mark}\"\n")
+/// Every task has an inbound transition: a message no rule classifies.
+const CYCLE: &str = "version: '2.0'
+cycle:
+  tasks:
+    a:
+      action: std.noop
+      on-success:
+        - b
+    b:
+      action: std.noop
+      on-success:
+        - a
+";
+
+/// The ad-hoc action `shout` of one project: a catalog entry only that
+/// tenant sees. `mark` adds a parameter `mark`, optional with that default
+/// or, when empty, required; `None` leaves it out.
+fn shout_action(mark: Option<&str>) -> String {
+    let (output, extra) = match mark {
+        None => ("<% $.text %>", String::new()),
+        Some("") => ("<% $.text %><% $.mark %>", "    - mark\n".to_string()),
+        Some(mark) => ("<% $.text %>", format!("    - mark: \"{mark}\"\n")),
     };
     format!(
-        "version: '2.0'\nshout:\n  base: std.echo\n  base-input:\n    output: <% $.text %>\n  input:\n    - text\n{extra}"
+        "version: '2.0'\nshout:\n  base: std.echo\n  base-input:\n    output: {output}\n  input:\n    - text\n{extra}"
     )
 }
 
-async fn catalog(c: &Mcp, args: Value) -> crate::common::CallResult {
-    let mut args = args;
-    args["language"] = json!(MISTRAL);
-    c.call("pilotage_catalog", args).await
-}
-
-async fn catalog_version(c: &Mcp) -> String {
-    catalog(c, json!({"verb": "list"})).await.structured["catalog_version"]
-        .as_str()
-        .expect("catalog_version")
-        .to_string()
-}
-
-/// Everything Mistral shows of a project: its executions and workflows.
-async fn observable(m: &Mistral, project: &str) -> (Vec<Value>, Vec<Value>) {
-    (m.executions(project).await, m.workflows(project).await)
-}
-
 impl VectorLanguage for MistralEnv {
-    const NAME: &'static str = MISTRAL;
-    const VALIDATE: &'static str = VALIDATE;
-    const EXECUTE: &'static str = EXECUTE;
-    const TRACE: &'static str = TRACE;
     const EXAMPLE_GUIDE: (&'static str, &'static str) = ("transitions", "```yaml workflow");
     const TRACE_IDS_MARK: &'static str = "#n";
-
-    async fn start() -> Self {
-        MistralEnv::start().await
-    }
-
-    async fn anonymous(&self) -> Mcp {
-        self.anonymous_session().await
-    }
-
-    async fn caller_a(&self) -> Mcp {
-        self.session(&self.a).await
-    }
-
-    async fn caller_b(&self) -> Mcp {
-        self.session(&self.b).await
-    }
+    const UNKNOWN_ENTRY: &'static str = "no-such-entry";
+    const PAGED_SEARCH: (Option<&'static str>, u64) = (None, 100);
+    const NO_SUCH_CAPABILITY: &'static str = "std.nope";
+    const MISSPELT_CAPABILITY: &'static str = "std.ehco";
+    // The task `hello`, from its name on line 8.
+    const CAPABILITY_PLACE: Place = Place::Range {
+        line: 8,
+        column: 5,
+        min_end_line: Some(9),
+    };
+    const RESERVED_NAMES: [&'static str; 2] = ["hel#lo", "hel/lo"];
+    const NAME_PLACE: Place = Place::Range {
+        line: 8,
+        column: 5,
+        min_end_line: None,
+    };
+    const FAILED_STEP: (usize, &'static str) = (0, "boom");
+    // The transition taken (`on-success`) is an entry of its own.
+    const PARTIAL_STEPS: &'static [&'static str] = &["write", "write.next", "boom"];
+    const ROUTE_ARMS: (&'static str, &'static str) = ("big", "small");
+    const ROUTE_BECAUSE: Option<&'static str> = Some("$.size");
+    const BARE_BRANCH: bool = true;
+    const RULES: &'static str = "classifiers/mistral-v2.toml";
 
     fn program(&self) -> Value {
         json!(greet_program())
+    }
+
+    fn greeting(&self, name: &str) -> Value {
+        json!({"greeting": format!("hello {name}")})
+    }
+
+    fn greeting_step(&self, name: &str) -> Value {
+        json!({"id": "hello", "calls": "std.echo",
+               "input": {"output": format!("hello {name}")}})
+    }
+
+    fn calling(&self, capability: &str) -> Value {
+        json!(greet_program().replace("std.echo", capability))
+    }
+
+    fn renamed(&self, name: &str) -> Value {
+        json!(greet_program().replace("hello:", &format!("{name}:")))
+    }
+
+    fn wrong_input(&self) -> Value {
+        // The workflow's input list: `name` missing.
+        json!({})
+    }
+
+    fn failing(&self) -> Value {
+        json!(
+            "version: '2.0'\nfails:\n  tasks:\n    boom:\n      action: std.fail error_data='card declined'\n"
+        )
+    }
+
+    fn second_fails(&self) -> Value {
+        json!(SECOND_FAILS)
+    }
+
+    fn malformed(&self) -> Value {
+        json!("not: [yaml")
+    }
+
+    fn route(&self) -> Value {
+        json!(ROUTE)
+    }
+
+    fn too_many_steps(&self) -> Value {
+        let tasks: String = (0..101)
+            .map(|i| format!("    t{i}:\n      action: std.noop\n"))
+            .collect();
+        json!(format!("version: '2.0'\nmany:\n  tasks:\n{tasks}"))
+    }
+
+    fn too_large(&self) -> Value {
+        json!(format!("{}# {}\n", greet_program(), "x".repeat(70_000)))
+    }
+
+    fn unclassified(&self) -> Option<Value> {
+        Some(json!(CYCLE))
+    }
+
+    async fn observe(&self) -> Value {
+        let project = &self.a.tenant;
+        json!([
+            self.mistral.executions(project).await,
+            self.mistral.workflows(project).await
+        ])
+    }
+
+    async fn check_ran(&self, runs: usize) {
+        assert_eq!(self.mistral.executions(&self.a.tenant).await.len(), runs);
+    }
+
+    async fn stale_catalog_version(&self, c: &Mcp) -> String {
+        self.put_entry(EntryChange::Added).await;
+        let stale = catalog_version::<Self>(c).await;
+        self.put_entry(EntryChange::OptionalParameter).await;
+        stale
     }
 
     async fn check_untouched(&self) {
@@ -139,4 +203,33 @@ impl VectorLanguage for MistralEnv {
     }
 }
 
-crate::engine_language_vectors!(MistralEnv);
+impl TenantEntries for MistralEnv {
+    const ENTRY: &'static str = "shout";
+
+    async fn put_entry(&self, change: EntryChange) {
+        let (action, update) = match change {
+            EntryChange::Added => (shout_action(None), false),
+            EntryChange::OptionalParameter => (shout_action(Some("!")), true),
+            EntryChange::RequiredParameter => (shout_action(Some("")), true),
+        };
+        self.mistral
+            .put_action(&self.a.tenant, &action, update)
+            .await;
+    }
+
+    fn calling_entry(&self, id: &str) -> Value {
+        json!(format!(
+            "version: '2.0'\nloud:\n  tasks:\n    say:\n      action: {id} text='hey'\n"
+        ))
+    }
+}
+
+impl Loops for MistralEnv {
+    fn empty_loop(&self) -> (Value, &'static str) {
+        (json!(NO_ITEMS), "each")
+    }
+}
+
+crate::engine_language_vectors!(MistralEnv;
+    pil_catalog_version_bumps_g, pil_authz_invisible_entry_b,
+    pil_execute_promotion_drift_b, pil_trace_zero_iteration_loop_g);

@@ -5,7 +5,11 @@
 //! `language_loop_tests!(TheLanguage)`; the bodies below say what every
 //! language must do through the real endpoint: the Part IV §4.3 loop, every
 //! guide example validated and executed, and the completeness gate for
-//! diagnostic codes (Part IV §4.2).
+//! diagnostic codes (Part IV §4.2). What the languages bound to a
+//! third-party engine run beyond the loop is `engine_runs`, one body for
+//! all of them likewise.
+
+pub mod engine_runs;
 
 use crate::common::answers::codes;
 use crate::common::guides::{guide_body, listed};

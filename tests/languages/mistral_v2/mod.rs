@@ -1,17 +1,18 @@
 //! `mistral/v2` against the real OpenStack Mistral: the language-loop
-//! suite, and what only this language checks: `runs` (a misspelled action
-//! refused before anything runs, both languages on one gateway each on its
-//! own engine, deploy and `program_ref`, idempotent replay, the run
-//! deadline, tenant isolation down to Mistral's projects) and
-//! `completeness` (run and step statuses).
+//! suite and the engine-run tests, from this language's tables (here and in
+//! `engine_runs`); and what only this language checks: `runs` (both
+//! languages on one gateway each on its own engine, actions the
+//! configuration hides) and `completeness` (run and step statuses).
 
 mod completeness;
+mod engine_runs;
 mod runs;
 
 use crate::common::Mcp;
 use crate::common::answers::codes;
 use crate::common::mistral::{EXECUTE, MISTRAL, MistralEnv, TRACE, VALIDATE, greet_program};
 use crate::suite::LoopLanguage;
+use crate::suite::engine_runs::{EngineRuns, capped_b, uninitialized_a};
 use serde_json::{Value, json};
 
 pub struct MistralV2 {
@@ -142,16 +143,11 @@ impl LoopLanguage for MistralV2 {
     const PLAN_RISK: &'static str = "safe";
 
     async fn start() -> Self {
-        let m = MistralEnv::start_with(|cfg| {
-            // Tenant b may run nothing riskier than `safe`.
-            cfg.auth.keys[1].max_risk = Some("safe".into());
-        })
-        .await;
-        MistralV2 { m }
+        Self::start_with(capped_b).await
     }
 
     fn caller(&self) -> Mcp {
-        self.m.env.client(&self.m.a.key)
+        uninitialized_a(&self.m)
     }
 
     async fn capped_caller(&self) -> Mcp {
@@ -248,3 +244,4 @@ impl LoopLanguage for MistralV2 {
 }
 
 crate::language_loop_tests!(MistralV2);
+crate::engine_run_tests!(MistralV2);

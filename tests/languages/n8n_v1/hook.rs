@@ -56,11 +56,6 @@ impl Hook {
         self.paths.lock().expect("paths").clone()
     }
 
-    /// How many requests reached `path`.
-    pub fn hits(&self, path: &str) -> usize {
-        self.paths().iter().filter(|p| *p == path).count()
-    }
-
     /// Waits (bounded) for the next request; its path.
     pub async fn next(&self) -> String {
         let mut rx = self.arrived.lock().await;

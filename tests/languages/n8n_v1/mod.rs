@@ -1,15 +1,13 @@
 //! `n8n/v1` against a real n8n: the language-loop suite, with its programs
 //! built from the shapes of the n8n corpus (`tests/n8n/corpus/`), one
 //! rejected and one corrected workflow per diagnostic code of
-//! `guides/n8n-v1/closed-sets.md`; and what only this language checks:
-//! `runs` (a broken node after a write refused before anything runs,
-//! deploy and `program_ref`, idempotent replay, the run deadline, tenant
-//! isolation down to n8n's projects, counted through `hook`) and
-//! `three_languages` (`workflow/v1`, `mistral/v2` and `n8n/v1` on one
-//! gateway).
+//! `guides/n8n-v1/closed-sets.md`, and the engine-run tests, its table in
+//! `engine_runs` (runs counted through `hook`); and what only this
+//! language checks: `three_languages` (`workflow/v1`, `mistral/v2` and
+//! `n8n/v1` on one gateway).
 
+mod engine_runs;
 mod hook;
-mod runs;
 mod three_languages;
 
 use crate::common::Mcp;
@@ -19,6 +17,7 @@ use crate::common::n8n_gateway::{
     workflow,
 };
 use crate::suite::LoopLanguage;
+use crate::suite::engine_runs::{EngineRuns, capped_b, uninitialized_a};
 use serde_json::{Value, json};
 
 pub struct N8nV1 {
@@ -126,16 +125,11 @@ impl LoopLanguage for N8nV1 {
     const PLAN_RISK: &'static str = "safe";
 
     async fn start() -> Self {
-        let n = N8nEnv::start_with(|cfg| {
-            // Tenant b may run nothing riskier than `safe`.
-            cfg.auth.keys[1].max_risk = Some("safe".into());
-        })
-        .await;
-        N8nV1 { n }
+        Self::start_with(capped_b).await
     }
 
     fn caller(&self) -> Mcp {
-        self.n.env.client(&self.n.a.key)
+        uninitialized_a(&self.n)
     }
 
     async fn capped_caller(&self) -> Mcp {
@@ -256,3 +250,4 @@ impl LoopLanguage for N8nV1 {
 }
 
 crate::language_loop_tests!(N8nV1);
+crate::engine_run_tests!(N8nV1);

@@ -1,14 +1,24 @@
 //! Engine adapters: how the gateway talks to a workflow engine. Every
-//! adapter implements [`Engine`]; the validate and execute operations and the
+//! adapter is an [`Engine`]; the validate and execute operations and the
 //! catalog see an engine only through it. `rest` is the configurable REST
 //! mapping (`[engine.mapping]`), synchronous and asynchronous runners alike;
-//! `mistral` is OpenStack Mistral's own API; `n8n` is n8n's; [`registry`] builds the adapter
-//! an engine table's `kind` names.
+//! `mistral` is OpenStack Mistral's own API; `n8n` is n8n's; [`registry`]
+//! builds the adapter an engine table's `kind` names.
+//!
+//! What every adapter shares is written once: [`adapter`] (the shell
+//! around an adapter's own part: construction, metrics, the `Engine`
+//! implementation), [`async_run`] (submit, poll, cancel, clean up) with
+//! [`pacing`], [`http_client`] (one call to the engine) and [`transport`]
+//! (the link, deadlines, breaker, retries).
 
+pub mod adapter;
+pub mod async_run;
 pub mod credentials;
+pub mod http_client;
 pub mod json_path;
 pub mod mistral;
 pub mod n8n;
+pub mod pacing;
 pub mod profile;
 pub mod registry;
 pub mod rest;

@@ -1,24 +1,21 @@
 //! Which adapter serves an engine table: one row per adapter, selected by
 //! the table's `kind`. A row carries everything the rest of the gateway
-//! needs of an adapter: the name of its own table, its default call bound,
-//! its start-up checks and its builder. Adding an engine adapter is its
-//! folder under `src/engines/` plus its row here.
+//! needs of an adapter: the name of its own table, its link's shape (its
+//! default call bound among it), its start-up checks and its builder.
+//! Adding an engine adapter is its folder under `src/engines/` plus its row
+//! here.
 
 use super::SharedEngine;
+use super::adapter::{EngineAdapter, Plugin};
 use super::credentials::EngineCredentials;
+use super::transport::{Link, LinkSpec};
 use super::{mistral, n8n, rest};
 use crate::config::EngineConfig;
 use crate::metrics::Metrics;
 use std::sync::Arc;
 
-/// Builds one adapter from its engine table, the extra CA roots it trusts,
-/// the credentials it presents and the metrics its calls are recorded in.
-type Connect = fn(
-    &EngineConfig,
-    Vec<reqwest::Certificate>,
-    Arc<EngineCredentials>,
-    Arc<Metrics>,
-) -> SharedEngine;
+/// Builds one adapter from its engine table and the link to its engine.
+type Connect = fn(&EngineConfig, Link) -> SharedEngine;
 
 /// (key under `engine`, problem, fix) for an engine table of this kind.
 type Problems = fn(&EngineConfig) -> Vec<(String, String, String)>;
@@ -29,8 +26,9 @@ pub struct Adapter {
     pub kind: &'static str,
     /// Its own table under the engine's table (`[engine.<table>]`).
     pub table: &'static str,
-    /// Concurrent calls when the table sets no `max_in_flight`.
-    pub default_in_flight: usize,
+    /// Its link's name, pool and call bound when the table sets no
+    /// `max_in_flight`.
+    pub link: LinkSpec,
     /// Its start-up checks of the table (its own table included).
     pub problems: Problems,
     pub connect: Connect,
@@ -58,48 +56,53 @@ const ADAPTERS: &[Adapter] = &[
     Adapter {
         kind: "rest",
         table: rest::mapping::TABLE,
-        default_in_flight: rest::DEFAULT_IN_FLIGHT,
+        link: rest::Rest::LINK,
         problems: rest::mapping::problems::engine_problems,
-        connect: |config, roots, credentials, metrics| {
-            Arc::new(rest::EngineClient::connect(config, roots, credentials).with_metrics(metrics))
-        },
+        connect: adapter_of::<rest::Rest>,
     },
     Adapter {
         kind: "mistral",
         table: mistral::settings::TABLE,
-        default_in_flight: mistral::settings::DEFAULT_IN_FLIGHT,
+        link: mistral::Mistral::LINK,
         problems: mistral::settings::engine_problems,
-        connect: |config, roots, credentials, metrics| {
-            Arc::new(
-                mistral::MistralEngine::connect(config, roots, credentials).with_metrics(metrics),
-            )
-        },
+        connect: adapter_of::<mistral::Mistral>,
     },
     Adapter {
         kind: "n8n",
         table: n8n::settings::TABLE,
-        default_in_flight: n8n::settings::DEFAULT_IN_FLIGHT,
+        link: n8n::N8n::LINK,
         problems: n8n::settings::engine_problems,
-        connect: |config, roots, credentials, metrics| {
-            Arc::new(n8n::N8nEngine::connect(config, roots, credentials).with_metrics(metrics))
-        },
+        connect: adapter_of::<n8n::N8n>,
     },
 ];
+
+/// The adapter of plug-in `P`.
+fn adapter_of<P: Plugin>(config: &EngineConfig, link: Link) -> SharedEngine
+where
+    EngineAdapter<P>: super::Engine,
+{
+    Arc::new(EngineAdapter::<P>::on(config, link))
+}
 
 /// The row of `kind`, if this build has one.
 pub fn adapter(kind: &str) -> Option<&'static Adapter> {
     ADAPTERS.iter().find(|a| a.kind == kind)
 }
 
-/// The adapter of `config.kind`, or `None` when this build has none (the
-/// configuration check reports it first).
+/// The adapter of `config.kind`, trusting `roots` besides the system CAs,
+/// presenting `credentials` and recording its calls in `metrics`, or
+/// `None` when this build has none (the configuration check reports it
+/// first).
 pub fn connect(
     config: &EngineConfig,
     roots: Vec<reqwest::Certificate>,
     credentials: Arc<EngineCredentials>,
     metrics: Arc<Metrics>,
 ) -> Option<SharedEngine> {
-    adapter(&config.kind).map(|a| (a.connect)(config, roots, credentials, metrics))
+    adapter(&config.kind).map(|a| {
+        let link = Link::new(config, roots, credentials, &a.link).with_metrics(metrics);
+        (a.connect)(config, link)
+    })
 }
 
 /// The kinds this build can serve (for configuration errors).
@@ -110,8 +113,9 @@ pub fn kinds() -> Vec<&'static str> {
 /// The bound on concurrent calls of an engine table: the configured one,
 /// else its adapter's default.
 pub fn max_in_flight(config: &EngineConfig) -> usize {
-    let default =
-        adapter(&config.kind).map_or(ADAPTERS[0].default_in_flight, |a| a.default_in_flight);
+    let default = adapter(&config.kind).map_or(ADAPTERS[0].link.default_in_flight, |a| {
+        a.link.default_in_flight
+    });
     config.max_in_flight_or(default)
 }
 
@@ -170,12 +174,42 @@ pub fn problems(config: &EngineConfig) -> Vec<(String, String, String)> {
 
 /// "default 64; 8 for kind \"…\"": every adapter's default call bound.
 fn in_flight_defaults() -> String {
-    let mut text = format!("default {}", ADAPTERS[0].default_in_flight);
+    let mut text = format!("default {}", ADAPTERS[0].link.default_in_flight);
     for a in &ADAPTERS[1..] {
         text.push_str(&format!(
             "; {} for kind \"{}\"",
-            a.default_in_flight, a.kind
+            a.link.default_in_flight, a.kind
         ));
     }
     text
+}
+
+/// "key: problem" for every engine problem of a gateway whose engine
+/// `name` is of `kind` at `url`, with the further engine `keys` and its own
+/// table holding `settings` (for the adapters' tests of their settings).
+#[cfg(test)]
+pub(crate) fn engine_problems(
+    name: &str,
+    kind: &str,
+    url: &str,
+    keys: &str,
+    settings: &str,
+) -> Vec<String> {
+    let table = adapter(kind).expect("a kind of this build").table;
+    let text = format!(
+        "[session]\nsecret = \"0123456789abcdef0123\"\n\
+         [engine]\nurl = \"http://127.0.0.1:1\"\n\
+         [engines.{name}]\nkind = \"{kind}\"\nurl = \"{url}\"\n{keys}\n[engines.{name}.{table}]\n{settings}\n"
+    );
+    crate::config::Config::parse(&text, std::path::Path::new("gateway.toml"))
+        .expect("parses")
+        .validate()
+        .into_iter()
+        .filter(|p| p.key.starts_with("engine"))
+        .map(|p| {
+            assert_eq!(p.file, "gateway.toml");
+            assert!(!p.fix.is_empty());
+            format!("{}: {}", p.key, p.problem)
+        })
+        .collect()
 }

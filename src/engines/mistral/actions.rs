@@ -6,12 +6,11 @@
 //! unchanged listing answers `NotModified`. The tenant's own workflows
 //! (`workflows`) join the actions as entries a `workflow:` task may call.
 
-use super::client::{Body, Request};
+use super::client::{Body, Call};
 use super::risk::{effect, glob_match};
 use super::{MistralEngine, input_spec};
 use crate::engines::{CatalogFetch, EngineError};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
-use reqwest::Method;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -78,14 +77,8 @@ impl MistralEngine {
             let body = self
                 .call_json(
                     tenant,
-                    Request {
-                        operation: "catalog",
-                        method: Method::GET,
-                        path: &path,
-                        body: Body::None,
-                        timeout: self.link.call_timeout,
-                        safe: true,
-                    },
+                    Call::get("catalog", &path),
+                    Body::None,
                     "listing actions",
                 )
                 .await?;

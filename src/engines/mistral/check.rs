@@ -4,7 +4,7 @@
 //! the error carries a YAML mark). Validation costs 0.1–0.2 s per task, so
 //! the call gets the whole call deadline.
 
-use super::client::{Body, Request};
+use super::client::{Body, Call};
 use super::text::{first_line, yaml_location};
 use super::{MistralEngine, program_text};
 use crate::engines::{EngineError, RawProblem};
@@ -21,14 +21,8 @@ impl MistralEngine {
         let body = self
             .call_json(
                 tenant,
-                Request {
-                    operation: "check",
-                    method: Method::POST,
-                    path: "/workflows/validate",
-                    body: Body::Text(text),
-                    timeout: self.link.call_timeout,
-                    safe: true,
-                },
+                Call::safe("check", Method::POST, "/workflows/validate"),
+                Body::Text(text),
                 "validating",
             )
             .await?;

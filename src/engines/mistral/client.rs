@@ -1,19 +1,19 @@
-//! The transport to Mistral's REST API: every call carries the tenant as
-//! `X-Project-Id` (never a role, never an `X-Target-*` header) and
-//! `Accept: */*` (`application/json` makes `POST /v2/workflows` answer 406),
-//! waits for one of `max_in_flight` slots, has a deadline, and is repeated
-//! with backoff only when it is a safe read.
+//! What Mistral's calls carry and how its answers read: every call carries
+//! the tenant as `X-Project-Id` (never a role, never an `X-Target-*`
+//! header) and `Accept: */*` (`application/json` makes `POST /v2/workflows`
+//! answer 406); the slots, the deadline and the repetition of safe calls
+//! are `engines::http_client`'s.
 
 use super::MistralEngine;
 use crate::engines::EngineError;
+pub(super) use crate::engines::http_client::{Answer, Call};
 pub(super) use crate::engines::transport::CallError;
-use crate::engines::transport::{self, Deadline, Reply};
-use reqwest::{Method, StatusCode};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::time::Duration;
 
 /// What a request sends.
+#[derive(Clone, Copy)]
 pub(super) enum Body<'a> {
     None,
     Json(&'a Value),
@@ -21,53 +21,26 @@ pub(super) enum Body<'a> {
     Text(&'a str),
 }
 
-/// One call to Mistral.
-pub(super) struct Request<'a> {
-    /// The operation's name in spans and metrics.
-    pub(super) operation: &'static str,
-    pub(super) method: Method,
-    /// After the base URL (`/actions?limit=5`).
-    pub(super) path: &'a str,
-    pub(super) body: Body<'a>,
-    pub(super) timeout: Duration,
-    /// Safe to repeat (a read, or a validation).
-    pub(super) safe: bool,
+/// How Mistral's answers read.
+pub(super) trait MistralAnswer {
+    /// The first line of Mistral's error text (`faultstring`; the rest is
+    /// a traceback or a schema dump), else the auth hook's reason (its
+    /// `Server-Error-Message`; its body is HTML), else the status.
+    fn error(&self) -> String;
 }
 
-/// One HTTP answer, read whole.
-pub(super) struct Answer {
-    pub(super) status: StatusCode,
-    pub(super) text: String,
-    /// The auth hook's refusal reason (its body is HTML).
-    pub(super) server_error: Option<String>,
-    pub(super) retry_after: Option<Duration>,
-}
-
-impl Reply for Answer {
-    fn status(&self) -> StatusCode {
-        self.status
-    }
-    fn retry_after(&self) -> Option<Duration> {
-        self.retry_after
-    }
-}
-
-impl Answer {
-    pub(super) fn json(&self) -> Value {
-        serde_json::from_str(&self.text).unwrap_or(Value::Null)
-    }
-
-    /// The first line of Mistral's error text (`faultstring`; the rest is a
-    /// traceback or a schema dump), else the auth hook's reason, else the
-    /// status.
-    pub(super) fn error(&self) -> String {
+impl MistralAnswer for Answer {
+    fn error(&self) -> String {
         let body = self.json();
         let text = body
             .get("faultstring")
             .and_then(Value::as_str)
             .map(super::text::first_line)
             .filter(|t| !t.is_empty())
-            .or_else(|| self.server_error.clone())
+            .or_else(|| {
+                self.header("Server-Error-Message")
+                    .map(super::text::first_line)
+            })
             .unwrap_or_else(|| format!("HTTP {}", self.status));
         format!("Mistral answered HTTP {}: {text}", self.status.as_u16())
     }
@@ -96,15 +69,22 @@ pub fn project(tenant: &str) -> String {
 }
 
 impl MistralEngine {
-    /// One call under the in-flight bound and the engine's breaker, all
-    /// within `r.timeout`; a `safe` one is repeated with backoff after a
-    /// transport failure or an answer saying "try again", within the
-    /// deadline and the retry budget.
-    pub(super) async fn call(&self, tenant: &str, r: Request<'_>) -> Result<Answer, CallError> {
+    /// One call with the tenant's project and `body`.
+    pub(super) async fn call(
+        &self,
+        tenant: &str,
+        call: Call<'_>,
+        body: Body<'_>,
+    ) -> Result<Answer, CallError> {
+        let project = project(tenant);
         self.link
-            .resilience
-            .call(r.safe, r.timeout, r.path, |deadline| {
-                self.attempt(tenant, &r, deadline)
+            .call(&call, |req| {
+                let req = req.header("X-Project-Id", &project).header(ACCEPT, "*/*");
+                match body {
+                    Body::None => req,
+                    Body::Json(v) => req.json(v),
+                    Body::Text(t) => req.header(CONTENT_TYPE, "text/plain").body(t.to_string()),
+                }
             })
             .await
     }
@@ -114,74 +94,32 @@ impl MistralEngine {
     pub(super) async fn call_json(
         &self,
         tenant: &str,
-        r: Request<'_>,
+        call: Call<'_>,
+        body: Body<'_>,
         what: &str,
     ) -> Result<Value, EngineError> {
-        let answer = self.call(tenant, r).await.map_err(EngineError::from)?;
+        let answer = self.call(tenant, call, body).await?;
         if !answer.status.is_success() {
             return Err(EngineError::Failed(format!("{what}: {}", answer.error())));
         }
         Ok(answer.json())
     }
-
-    async fn attempt(
-        &self,
-        tenant: &str,
-        r: &Request<'_>,
-        deadline: Deadline,
-    ) -> Result<Answer, CallError> {
-        let _permit = transport::slot(&self.link.in_flight, &deadline, "Mistral").await?;
-        let mut req = self
-            .link
-            .http
-            .request(r.method.clone(), format!("{}{}", self.link.base, r.path))
-            .header("X-Project-Id", project(tenant))
-            .header(reqwest::header::ACCEPT, "*/*")
-            .timeout(deadline.remaining());
-        req = match r.body {
-            Body::None => req,
-            Body::Json(v) => req.json(v),
-            Body::Text(t) => req
-                .header(reqwest::header::CONTENT_TYPE, "text/plain")
-                .body(t.to_string()),
-        };
-        let req = self.link.credentials.apply(req).await?;
-        let broken = |e| CallError::transport(e, &deadline, "Mistral");
-        let resp = crate::telemetry::engine::send(r.operation, req, self.link.metrics())
-            .await
-            .map_err(broken)?;
-        let status = resp.status();
-        if status == StatusCode::UNAUTHORIZED {
-            self.link.credentials.refused();
-        }
-        let server_error = resp
-            .headers()
-            .get("Server-Error-Message")
-            .and_then(|v| v.to_str().ok())
-            .map(super::text::first_line);
-        let retry_after = transport::retry_after(resp.headers());
-        let text = resp.text().await.map_err(broken)?;
-        Ok(Answer {
-            status,
-            text,
-            server_error,
-            retry_after,
-        })
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Answer, project};
+    use super::{Answer, MistralAnswer, project};
     use reqwest::StatusCode;
+    use reqwest::header::{HeaderMap, HeaderValue};
 
     #[test]
     fn errors_keep_only_mistrals_first_line() {
-        let answer = |status, text: &str, header: Option<&str>| Answer {
-            status,
-            text: text.into(),
-            server_error: header.map(str::to_string),
-            retry_after: None,
+        let answer = |status, text: &str, header: Option<&'static str>| {
+            let mut headers = HeaderMap::new();
+            if let Some(h) = header {
+                headers.insert("Server-Error-Message", HeaderValue::from_static(h));
+            }
+            Answer::new(status, headers, text.into())
         };
         let dump = r#"{"faultcode": "Client", "faultstring": "Invalid DSL: 'a' is not of type 'array'\n\nFailed validating 'type' in schema:\n {...}", "debuginfo": null}"#;
         assert_eq!(

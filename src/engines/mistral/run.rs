@@ -1,42 +1,63 @@
-//! Running an inline program: rename its workflow to the tenant's owned
-//! name, create it, start an execution under an id of our own (a repeated
-//! start with the same id is the same execution, so a start whose answer was
-//! lost can be sent again), delete the workflow again (a started execution
-//! runs from its own copy, and the tenant's workflow list stays the
-//! tenant's), poll to `SUCCESS`, `ERROR` or `CANCELLED` within the deadline
-//! (cancelling it past the deadline), then read its tasks as events.
+//! Running an inline program, as the steps of `engines::async_run`: rename
+//! its workflow to the tenant's owned name, create it, start an execution
+//! under an id of our own (a repeated start with the same id is the same
+//! execution, so a start whose answer was lost can be sent again), delete
+//! the workflow again (a started execution runs from its own copy, and the
+//! tenant's workflow list stays the tenant's); the execution ends in
+//! `SUCCESS`, `ERROR` or `CANCELLED` (past the deadline it is cancelled),
+//! and its tasks are read as events.
 
 use super::check::problem;
-use super::client::{Body, Request};
+use super::client::{Body, Call, MistralAnswer};
 use super::rename::{Renamed, rename};
 use super::text::{decode, first_line_of};
 use super::{MistralEngine, program_text};
+use crate::engines::async_run::{AsyncRun, RunOrder, Submitted};
+use crate::engines::http_client::accepted;
+use crate::engines::pacing::Pacing;
 use crate::engines::{EngineError, RawProblem, RunReply, RunState};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use std::time::{Duration, Instant};
 
 /// Execution states after which nothing more happens.
 const TERMINAL: [&str; 3] = ["SUCCESS", "ERROR", "CANCELLED"];
 
-impl MistralEngine {
-    pub(super) async fn execute(
+/// A started execution.
+pub struct Execution {
+    id: String,
+    /// Its workflow's owned name and the caller's.
+    renamed: Renamed,
+}
+
+impl Execution {
+    /// Mistral's text with the caller's workflow name put back.
+    fn restore(&self, text: String) -> String {
+        text.replace(&self.renamed.name, &self.renamed.original)
+    }
+}
+
+#[async_trait::async_trait]
+impl AsyncRun for MistralEngine {
+    type Run = Execution;
+
+    fn no_dry_run(&self) -> Option<&'static str> {
+        Some("Mistral has no dry run (mistral/v2 does not declare test_run)")
+    }
+
+    async fn submit(
         &self,
         tenant: &str,
-        program: &Value,
-        input: &Value,
-        deadline: Duration,
-    ) -> Result<RunReply, EngineError> {
-        let until = Instant::now() + deadline;
-        let text = program_text(program)?;
+        order: &RunOrder<'_>,
+    ) -> Result<Submitted<Execution>, EngineError> {
+        let text = program_text(order.program)?;
         let renamed = match rename(tenant, text) {
             Ok(r) => r,
             Err(e) => {
                 // Mistral's validator words YAML and schema mistakes the way
                 // the rule file knows; our own reason only when it has none.
-                let mut problems = self.validate(tenant, program).await?;
+                let mut problems = self.validate(tenant, order.program).await?;
                 if problems.is_empty() {
                     problems.push(RawProblem {
                         is_error: true,
@@ -45,7 +66,7 @@ impl MistralEngine {
                         unknown_level: None,
                     });
                 }
-                return Ok(rejected(problems));
+                return Ok(Submitted::refused(problems));
             }
         };
         let id = execution_id(tenant, &renamed.name);
@@ -56,9 +77,9 @@ impl MistralEngine {
         let started = loop {
             attempts += 1;
             if let Some(problems) = self.create(tenant, &renamed, text).await? {
-                return Ok(rejected(problems));
+                return Ok(Submitted::refused(problems));
             }
-            match self.start(tenant, &renamed, &id, input).await {
+            match self.start(tenant, &renamed, &id, order.input).await {
                 Err(Start::WorkflowGone(_)) if attempts < 3 => continue,
                 Err(Start::WorkflowGone(m)) => break Err(EngineError::NotStarted(m)),
                 Err(Start::Engine(e)) => break Err(e),
@@ -67,32 +88,39 @@ impl MistralEngine {
         };
         self.delete(tenant, &renamed.name).await;
         started?;
-        let restore = |s: String| s.replace(&renamed.name, &renamed.original);
-        let Some(status) = self.poll(tenant, &id, until).await? else {
-            let cancelled = self.cancel(tenant, &id).await;
-            let events = self.events(tenant, &id, &restore).await.unwrap_or_default();
-            return Ok(RunReply {
-                engine_run_id: Some(id),
-                state: RunState::TimedOut,
-                result: Value::Null,
-                error: Some(if cancelled {
-                    "the run did not finish by its deadline; it was cancelled (an action already running is not interrupted)".into()
-                } else {
-                    "the run did not finish by its deadline, and Mistral did not accept its cancellation".into()
-                }),
-                events,
-                problems: Vec::new(),
-            });
-        };
+        Ok(Submitted::Started(Execution { id, renamed }))
+    }
+
+    fn pacing(&self) -> Pacing {
+        self.settings.pacing()
+    }
+
+    fn run_id<'r>(&self, run: &'r Execution) -> &'r str {
+        &run.id
+    }
+
+    async fn status(&self, tenant: &str, run: &Execution) -> Result<Value, EngineError> {
+        let path = format!("/executions/{}", encode(&run.id));
+        self.read(tenant, &path).await.map_err(broken)
+    }
+
+    fn ended(&self, status: &Value) -> bool {
+        TERMINAL.contains(&state(status))
+    }
+
+    async fn finish(
+        &self,
+        tenant: &str,
+        _order: &RunOrder<'_>,
+        run: &Execution,
+        status: Value,
+    ) -> Result<RunReply, EngineError> {
+        let restore = |s: String| run.restore(s);
         let events = self
-            .events(tenant, &id, &restore)
+            .events(tenant, &run.id, &restore)
             .await
-            .map_err(|message| EngineError::RunBroken {
-                message,
-                events: Vec::new(),
-            })?;
-        let state = status.get("state").and_then(Value::as_str).unwrap_or("");
-        let (state, error) = match state {
+            .map_err(broken)?;
+        let (state, error) = match state(&status) {
             "SUCCESS" => (RunState::Completed, None),
             "CANCELLED" => (
                 RunState::Failed,
@@ -117,7 +145,7 @@ impl MistralEngine {
             Value::Null
         };
         Ok(RunReply {
-            engine_run_id: Some(id),
+            engine_run_id: Some(run.id.clone()),
             state,
             result,
             error,
@@ -126,6 +154,41 @@ impl MistralEngine {
         })
     }
 
+    async fn cancel(&self, tenant: &str, run: &Execution) -> bool {
+        let path = format!("/executions/{}", encode(&run.id));
+        let body = json!({"state": "CANCELLED"});
+        let answer = self
+            .call(
+                tenant,
+                Call::once("cancel", Method::PUT, &path),
+                Body::Json(&body),
+            )
+            .await;
+        accepted(
+            answer,
+            |s| s.is_success(),
+            |a| tracing::warn!(execution = %run.id, error = %a.error(), "Mistral refused to cancel an execution past its deadline"),
+            |e| tracing::warn!(execution = %run.id, error = %e, "cancelling an execution failed"),
+        )
+    }
+
+    async fn events_so_far(&self, tenant: &str, run: &Execution) -> Vec<Value> {
+        self.events(tenant, &run.id, &|s| run.restore(s))
+            .await
+            .unwrap_or_default()
+    }
+
+    fn timed_out(&self, cancelled: bool) -> String {
+        if cancelled {
+            "the run did not finish by its deadline; it was cancelled (an action already running is not interrupted)".into()
+        } else {
+            "the run did not finish by its deadline, and Mistral did not accept its cancellation"
+                .into()
+        }
+    }
+}
+
+impl MistralEngine {
     /// Creates the renamed workflow; `Some` carries the validator's refusal
     /// (nothing was created or started).
     async fn create(
@@ -134,21 +197,9 @@ impl MistralEngine {
         renamed: &Renamed,
         original: &str,
     ) -> Result<Option<Vec<RawProblem>>, EngineError> {
-        let created = self
-            .call(
-                tenant,
-                Request {
-                    operation: "run",
-                    method: Method::POST,
-                    path: "/workflows",
-                    body: Body::Text(&renamed.text),
-                    timeout: self.link.call_timeout,
-                    // Creating twice is a 409, nothing worse.
-                    safe: true,
-                },
-            )
-            .await
-            .map_err(EngineError::from)?;
+        // Creating twice is a 409, nothing worse: the call is safe.
+        let create = Call::safe("run", Method::POST, "/workflows");
+        let created = self.call(tenant, create, Body::Text(&renamed.text)).await?;
         match created.status.as_u16() {
             // 409: a run beside this one stored the same content.
             200 | 201 | 409 => Ok(None),
@@ -173,27 +224,14 @@ impl MistralEngine {
     async fn delete(&self, tenant: &str, name: &str) {
         let path = format!("/workflows/{}", encode(name));
         let answer = self
-            .call(
-                tenant,
-                Request {
-                    operation: "run",
-                    method: Method::DELETE,
-                    path: &path,
-                    body: Body::None,
-                    timeout: self.link.call_timeout,
-                    safe: true,
-                },
-            )
+            .call(tenant, Call::safe("run", Method::DELETE, &path), Body::None)
             .await;
-        match answer {
-            Ok(a) if a.status.is_success() || a.status == StatusCode::NOT_FOUND => {}
-            Ok(a) => {
-                tracing::warn!(workflow = %name, error = %a.error(), "an owned workflow could not be deleted")
-            }
-            Err(e) => {
-                tracing::warn!(workflow = %name, error = %e, "an owned workflow could not be deleted")
-            }
-        }
+        accepted(
+            answer,
+            |s| s.is_success() || s == StatusCode::NOT_FOUND,
+            |a| tracing::warn!(workflow = %name, error = %a.error(), "an owned workflow could not be deleted"),
+            |e| tracing::warn!(workflow = %name, error = %e, "an owned workflow could not be deleted"),
+        );
     }
 
     /// Starts the execution under `id`. The start is sent again (same id,
@@ -221,19 +259,8 @@ impl MistralEngine {
                 }
                 tokio::time::sleep(self.retry_backoff * 2u32.pow(attempt - 1)).await;
             }
-            let answer = self
-                .call(
-                    tenant,
-                    Request {
-                        operation: "run",
-                        method: Method::POST,
-                        path: "/executions",
-                        body: Body::Json(&body),
-                        timeout: self.link.call_timeout,
-                        safe: false,
-                    },
-                )
-                .await;
+            let start = Call::once("run", Method::POST, "/executions");
+            let answer = self.call(tenant, start, Body::Json(&body)).await;
             match answer {
                 Ok(a) if a.status.is_success() => return Ok(()),
                 Ok(a) if a.status.is_server_error() => {
@@ -270,81 +297,10 @@ impl MistralEngine {
         }))
     }
 
-    /// The execution's final status, or `None` when `until` passed first.
-    async fn poll(
-        &self,
-        tenant: &str,
-        id: &str,
-        until: Instant,
-    ) -> Result<Option<Value>, EngineError> {
-        let path = format!("/executions/{}", encode(id));
-        let mut delay = Duration::from_millis(self.settings.poll_interval_ms.max(1));
-        let max_delay = Duration::from_millis(self.settings.max_poll_interval_ms.max(1));
-        loop {
-            let left = until.saturating_duration_since(Instant::now());
-            tokio::time::sleep(delay.min(left)).await;
-            let status =
-                self.read(tenant, &path)
-                    .await
-                    .map_err(|message| EngineError::RunBroken {
-                        message,
-                        events: Vec::new(),
-                    })?;
-            let state = status.get("state").and_then(Value::as_str).unwrap_or("");
-            if TERMINAL.contains(&state) {
-                return Ok(Some(status));
-            }
-            if Instant::now() >= until {
-                return Ok(None);
-            }
-            delay = (delay * 2).min(max_delay);
-        }
-    }
-
-    /// Asks Mistral to cancel; whether it accepted.
-    async fn cancel(&self, tenant: &str, id: &str) -> bool {
-        let path = format!("/executions/{}", encode(id));
-        let body = json!({"state": "CANCELLED"});
-        match self
-            .call(
-                tenant,
-                Request {
-                    operation: "cancel",
-                    method: Method::PUT,
-                    path: &path,
-                    body: Body::Json(&body),
-                    timeout: self.link.call_timeout,
-                    safe: false,
-                },
-            )
-            .await
-        {
-            Ok(a) if a.status.is_success() => true,
-            Ok(a) => {
-                tracing::warn!(execution = %id, error = %a.error(), "Mistral refused to cancel an execution past its deadline");
-                false
-            }
-            Err(e) => {
-                tracing::warn!(execution = %id, error = %e, "cancelling an execution failed");
-                false
-            }
-        }
-    }
-
     /// A safe read that must answer 2xx with JSON; else why not.
     pub(super) async fn read(&self, tenant: &str, path: &str) -> Result<Value, String> {
         let answer = self
-            .call(
-                tenant,
-                Request {
-                    operation: "poll",
-                    method: Method::GET,
-                    path,
-                    body: Body::None,
-                    timeout: self.link.call_timeout,
-                    safe: true,
-                },
-            )
+            .call(tenant, Call::get("poll", path), Body::None)
             .await
             .map_err(|e| e.to_string())?;
         if !answer.status.is_success() {
@@ -362,15 +318,16 @@ enum Start {
     Engine(EngineError),
 }
 
-/// A refusal by the validator: nothing was created or started.
-fn rejected(problems: Vec<RawProblem>) -> RunReply {
-    RunReply {
-        engine_run_id: None,
-        state: RunState::Rejected,
-        result: Value::Null,
-        error: problems.first().map(|p| p.text.clone()),
+/// An execution's state (`RUNNING`, `SUCCESS`, …).
+fn state(status: &Value) -> &str {
+    status.get("state").and_then(Value::as_str).unwrap_or("")
+}
+
+/// A failed read of a run that may be under way.
+fn broken(message: String) -> EngineError {
+    EngineError::RunBroken {
+        message,
         events: Vec::new(),
-        problems,
     }
 }
 

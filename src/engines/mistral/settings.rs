@@ -5,6 +5,8 @@
 
 use super::risk::{EFFECTS, RiskRule, default_rules, glob_problem};
 use crate::config::EngineConfig;
+use crate::engines::adapter::own_table;
+use crate::engines::pacing::{self, Pacing};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -56,13 +58,7 @@ pub const TABLE: &str = "mistral";
 /// The settings of an engine table (the defaults when it has none), or why
 /// its `[engine.mistral]` does not read.
 pub fn read(config: &EngineConfig) -> Result<MistralSettings, String> {
-    match config.adapter.get(TABLE) {
-        None => Ok(MistralSettings::default()),
-        Some(table) => table
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().to_string()),
-    }
+    own_table(config, TABLE)
 }
 
 /// The `kind = "mistral"` checks of an engine table: its settings, its URL
@@ -98,6 +94,11 @@ pub fn engine_problems(engine: &EngineConfig) -> Vec<(String, String, String)> {
 }
 
 impl MistralSettings {
+    /// The waits between two status reads of a run.
+    pub fn pacing(&self) -> Pacing {
+        Pacing::from_ms(self.poll_interval_ms, self.max_poll_interval_ms)
+    }
+
     /// The visibility globs of `tenant` (`None`: every action).
     pub fn visible_globs(&self, tenant: &str) -> Option<&[String]> {
         self.visibility
@@ -139,22 +140,14 @@ impl MistralSettings {
                 }
             }
         }
-        if self.poll_interval_ms == 0 {
-            problem(
-                "poll_interval_ms".into(),
-                "0 would read the run's status in a busy loop".into(),
-                "use a positive interval (default 50)",
-            );
-        }
-        if self.max_poll_interval_ms < self.poll_interval_ms {
-            problem(
-                "max_poll_interval_ms".into(),
-                format!(
-                    "{} ms is below poll_interval_ms ({} ms)",
-                    self.max_poll_interval_ms, self.poll_interval_ms
-                ),
-                "use at least poll_interval_ms (default 500)",
-            );
+        let defaults = Self::default();
+        for (key, what, fix) in pacing::problems(
+            self.poll_interval_ms,
+            self.max_poll_interval_ms,
+            "the run's status",
+            (defaults.poll_interval_ms, defaults.max_poll_interval_ms),
+        ) {
+            problem(key.into(), what, &fix);
         }
         if !(1..=1000).contains(&self.page_size) {
             problem(
@@ -182,22 +175,7 @@ mod tests {
     /// The problems of a `kind = "mistral"` engine with `keys` and a
     /// `[engine.mistral]` table of `settings`.
     fn mistral_problems(url: &str, keys: &str, settings: &str) -> Vec<String> {
-        let text = format!(
-            "[session]\nsecret = \"0123456789abcdef0123\"\n\
-             [engine]\nurl = \"http://127.0.0.1:1\"\n\
-             [engines.m]\nkind = \"mistral\"\nurl = \"{url}\"\n{keys}\n[engines.m.mistral]\n{settings}\n"
-        );
-        Config::parse(&text, Path::new("gateway.toml"))
-            .expect("parses")
-            .validate()
-            .into_iter()
-            .filter(|p| p.key.starts_with("engine"))
-            .map(|p| {
-                assert_eq!(p.file, "gateway.toml");
-                assert!(!p.fix.is_empty());
-                format!("{}: {}", p.key, p.problem)
-            })
-            .collect()
+        crate::engines::registry::engine_problems("m", "mistral", url, keys, settings)
     }
 
     #[test]

@@ -6,12 +6,11 @@
 //! start anyway) are never offered, nor a workflow named like an action.
 
 use super::MistralEngine;
-use super::client::{Body, Request};
+use super::client::{Body, Call};
 use super::rename::PREFIX;
 use super::risk::effect;
 use super::text::decode;
 use crate::engines::EngineError;
-use reqwest::Method;
 use serde_json::{Map, Value, json};
 
 impl MistralEngine {
@@ -30,14 +29,8 @@ impl MistralEngine {
             let body = self
                 .call_json(
                     tenant,
-                    Request {
-                        operation: "catalog",
-                        method: Method::GET,
-                        path: &path,
-                        body: Body::None,
-                        timeout: self.link.call_timeout,
-                        safe: true,
-                    },
+                    Call::get("catalog", &path),
+                    Body::None,
                     "listing workflows",
                 )
                 .await?;

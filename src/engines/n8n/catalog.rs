@@ -7,12 +7,11 @@
 
 use super::N8nEngine;
 use super::check::TenantCredential;
-use super::client::{Auth, Request};
+use super::client::{Auth, Call, N8nAnswer};
 use super::nodes::{Description, NodeCatalog, NodeType};
 use super::risk::node_risk;
 use super::schema::parameters_schema;
 use crate::engines::{CatalogFetch, EngineError};
-use reqwest::Method;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -117,18 +116,7 @@ impl N8nEngine {
     /// A 2xx text answer of a login-only path.
     async fn read_text(&self, tenant: &str, path: &str) -> Result<String, EngineError> {
         let answer = self
-            .call(
-                tenant,
-                Request {
-                    operation: "catalog",
-                    method: Method::GET,
-                    path,
-                    body: None,
-                    auth: Auth::Login,
-                    timeout: self.link.call_timeout,
-                    safe: true,
-                },
-            )
+            .call(tenant, Call::get("catalog", path), Auth::Login, None)
             .await?;
         if !answer.status.is_success() {
             return Err(EngineError::Failed(format!(
@@ -148,15 +136,8 @@ impl N8nEngine {
         let body = self
             .call_json(
                 tenant,
-                Request {
-                    operation: "check",
-                    method: Method::GET,
-                    path: "/rest/credentials",
-                    body: None,
-                    auth: Auth::Login,
-                    timeout: self.link.call_timeout,
-                    safe: true,
-                },
+                Call::get("check", "/rest/credentials"),
+                Auth::Login,
                 "listing the tenant's credentials",
             )
             .await?;

@@ -1,18 +1,17 @@
-//! The transport to n8n: the public API (`/api/v1/...`) with the tenant's
-//! own API key (`X-N8N-API-KEY`), and what only a login may do (`/types/...`,
-//! `/rest/...`) with the tenant's login cookie and a fixed `browser-id`
-//! (n8n binds the cookie to it). Every call waits for one of
-//! `max_in_flight` slots, has one deadline, and goes through the engine's
-//! breaker and retry budget; only safe calls are repeated.
+//! What n8n's calls carry and how its answers read: the public API
+//! (`/api/v1/...`) with the tenant's own API key (`X-N8N-API-KEY`), and what
+//! only a login may do (`/types/...`, `/rest/...`) with the tenant's login
+//! cookie and a fixed `browser-id` (n8n binds the cookie to it). The slots,
+//! the deadline, the breaker and the repetition of safe calls are
+//! `engines::http_client`'s.
 
 use super::N8nEngine;
 use super::tenants::TenantSecrets;
 use crate::engines::EngineError;
-pub(super) use crate::engines::transport::CallError;
-use crate::engines::transport::{self, Deadline, Reply};
+pub(super) use crate::engines::http_client::{Answer, Call};
+use reqwest::header::{ACCEPT, COOKIE};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use std::time::Duration;
 
 /// The `browser-id` every login and cookie call carries.
 const BROWSER_ID: &str = "pilotage-gateway";
@@ -26,42 +25,15 @@ pub(super) enum Auth {
     Login,
 }
 
-/// One call to n8n.
-pub(super) struct Request<'a> {
-    pub(super) operation: &'static str,
-    pub(super) method: Method,
-    /// After the base URL (`/api/v1/workflows`).
-    pub(super) path: &'a str,
-    pub(super) body: Option<&'a Value>,
-    pub(super) auth: Auth,
-    pub(super) timeout: Duration,
-    /// Safe to repeat (a read, a delete, a stop).
-    pub(super) safe: bool,
-}
-
-/// One HTTP answer, read whole.
-pub(super) struct Answer {
-    pub(super) status: StatusCode,
-    pub(super) text: String,
-    pub(super) retry_after: Option<Duration>,
-}
-
-impl Reply for Answer {
-    fn status(&self) -> StatusCode {
-        self.status
-    }
-    fn retry_after(&self) -> Option<Duration> {
-        self.retry_after
-    }
-}
-
-impl Answer {
-    pub(super) fn json(&self) -> Value {
-        serde_json::from_str(&self.text).unwrap_or(Value::Null)
-    }
-
+/// How n8n's answers read.
+pub(super) trait N8nAnswer {
     /// n8n's own message (`message` of its error body), else the status.
-    pub(super) fn message(&self) -> String {
+    fn message(&self) -> String;
+    fn error(&self) -> String;
+}
+
+impl N8nAnswer for Answer {
+    fn message(&self) -> String {
         self.json()
             .get("message")
             .and_then(Value::as_str)
@@ -70,7 +42,7 @@ impl Answer {
             .unwrap_or_else(|| format!("HTTP {}", self.status))
     }
 
-    pub(super) fn error(&self) -> String {
+    fn error(&self) -> String {
         format!(
             "n8n answered HTTP {}: {}",
             self.status.as_u16(),
@@ -104,13 +76,19 @@ impl N8nEngine {
         })
     }
 
-    /// One call; a `Login` call logs in first when no cookie is kept, and
-    /// once more when n8n refuses the kept one.
-    pub(super) async fn call(&self, tenant: &str, r: Request<'_>) -> Result<Answer, EngineError> {
+    /// One call with `body`; a `Login` call logs in first when no cookie is
+    /// kept, and once more when n8n refuses the kept one.
+    pub(super) async fn call(
+        &self,
+        tenant: &str,
+        call: Call<'_>,
+        auth: Auth,
+        body: Option<&Value>,
+    ) -> Result<Answer, EngineError> {
         let secrets = self.secrets(tenant)?;
         let mut fresh = false;
         loop {
-            let cookie = match r.auth {
+            let cookie = match auth {
                 Auth::Key => None,
                 Auth::Login => Some(match self.cookie(tenant) {
                     Some(c) => c,
@@ -122,13 +100,19 @@ impl N8nEngine {
             };
             let answer = self
                 .link
-                .resilience
-                .call(r.safe, r.timeout, r.path, |deadline| {
-                    self.attempt(&secrets, cookie.as_deref(), &r, deadline)
+                .call(&call, |req| {
+                    let req = req.header(ACCEPT, "application/json");
+                    let req = match &cookie {
+                        Some(c) => req.header(COOKIE, c).header("browser-id", BROWSER_ID),
+                        None => req.header("X-N8N-API-KEY", &secrets.api_key),
+                    };
+                    match body {
+                        Some(body) => req.json(body),
+                        None => req,
+                    }
                 })
-                .await
-                .map_err(EngineError::from)?;
-            if answer.status == StatusCode::UNAUTHORIZED && r.auth == Auth::Login && !fresh {
+                .await?;
+            if answer.status == StatusCode::UNAUTHORIZED && auth == Auth::Login && !fresh {
                 self.forget_cookie(tenant);
                 fresh = true;
                 continue;
@@ -142,10 +126,11 @@ impl N8nEngine {
     pub(super) async fn call_json(
         &self,
         tenant: &str,
-        r: Request<'_>,
+        call: Call<'_>,
+        auth: Auth,
         what: &str,
     ) -> Result<Value, EngineError> {
-        let answer = self.call(tenant, r).await?;
+        let answer = self.call(tenant, call, auth, None).await?;
         if !answer.status.is_success() {
             return Err(EngineError::Failed(format!("{what}: {}", answer.error())));
         }
@@ -169,44 +154,15 @@ impl N8nEngine {
     /// Logs the tenant's user in and keeps its cookie.
     async fn login(&self, tenant: &str, secrets: &TenantSecrets) -> Result<String, EngineError> {
         let body = json!({"emailOrLdapLoginId": secrets.email, "password": secrets.password});
-        let body = &body;
-        let (answer, cookie) = self
+        // The login is the tenant's own: the engine's credentials stay out.
+        let login = Call::safe("login", Method::POST, "/rest/login").without_credentials();
+        let answer = self
             .link
-            .resilience
-            .call(
-                true,
-                self.link.call_timeout,
-                "/rest/login",
-                |deadline| async move {
-                    let _permit = transport::slot(&self.link.in_flight, &deadline, "n8n").await?;
-                    let req = self
-                        .link
-                        .http
-                        .post(format!("{}/rest/login", self.link.base))
-                        .header("browser-id", BROWSER_ID)
-                        .json(body)
-                        .timeout(deadline.remaining());
-                    let broken = |e| CallError::transport(e, &deadline, "n8n");
-                    let resp = crate::telemetry::engine::send("login", req, self.link.metrics())
-                        .await
-                        .map_err(broken)?;
-                    let cookie = auth_cookie(resp.headers());
-                    let status = resp.status();
-                    let retry_after = transport::retry_after(resp.headers());
-                    let text = resp.text().await.map_err(broken)?;
-                    Ok(LoginAnswer(
-                        Answer {
-                            status,
-                            text,
-                            retry_after,
-                        },
-                        cookie,
-                    ))
-                },
-            )
-            .await
-            .map(|LoginAnswer(a, c)| (a, c))
-            .map_err(EngineError::from)?;
+            .call(&login, |req| {
+                req.header("browser-id", BROWSER_ID).json(&body)
+            })
+            .await?;
+        let cookie = auth_cookie(&answer.headers);
         let Some(cookie) = cookie.filter(|_| answer.status.is_success()) else {
             tracing::warn!(tenant, error = %answer.error(), "an n8n tenant user cannot log in");
             return Err(EngineError::Failed(format!(
@@ -218,56 +174,6 @@ impl N8nEngine {
             c.insert(tenant.to_string(), cookie.clone());
         }
         Ok(cookie)
-    }
-
-    async fn attempt(
-        &self,
-        secrets: &TenantSecrets,
-        cookie: Option<&str>,
-        r: &Request<'_>,
-        deadline: Deadline,
-    ) -> Result<Answer, CallError> {
-        let _permit = transport::slot(&self.link.in_flight, &deadline, "n8n").await?;
-        let mut req = self
-            .link
-            .http
-            .request(r.method.clone(), format!("{}{}", self.link.base, r.path))
-            .header(reqwest::header::ACCEPT, "application/json")
-            .timeout(deadline.remaining());
-        req = match cookie {
-            Some(c) => req
-                .header(reqwest::header::COOKIE, c)
-                .header("browser-id", BROWSER_ID),
-            None => req.header("X-N8N-API-KEY", &secrets.api_key),
-        };
-        if let Some(body) = r.body {
-            req = req.json(body);
-        }
-        let req = self.link.credentials.apply(req).await?;
-        let broken = |e| CallError::transport(e, &deadline, "n8n");
-        let resp = crate::telemetry::engine::send(r.operation, req, self.link.metrics())
-            .await
-            .map_err(broken)?;
-        let status = resp.status();
-        let retry_after = transport::retry_after(resp.headers());
-        let text = resp.text().await.map_err(broken)?;
-        Ok(Answer {
-            status,
-            text,
-            retry_after,
-        })
-    }
-}
-
-/// A login answer and its cookie, as the retry loop reads it.
-struct LoginAnswer(Answer, Option<String>);
-
-impl Reply for LoginAnswer {
-    fn status(&self) -> StatusCode {
-        self.0.status
-    }
-    fn retry_after(&self) -> Option<Duration> {
-        self.0.retry_after
     }
 }
 
@@ -290,11 +196,11 @@ mod tests {
 
     #[test]
     fn errors_keep_n8ns_message() {
-        let a = Answer {
-            status: StatusCode::BAD_REQUEST,
-            text: r#"{"message":"Unrecognized node type: n8n-nodes-base.x"}"#.into(),
-            retry_after: None,
-        };
+        let a = Answer::new(
+            StatusCode::BAD_REQUEST,
+            HeaderMap::new(),
+            r#"{"message":"Unrecognized node type: n8n-nodes-base.x"}"#.into(),
+        );
         assert_eq!(
             a.error(),
             "n8n answered HTTP 400: Unrecognized node type: n8n-nodes-base.x"

@@ -1,36 +1,51 @@
-//! Running a workflow: create it in the tenant's own project under a
-//! gateway-owned name (`pilotage-<digest>`) with the tenant's API key and
-//! the Pilotage input pinned as its trigger's output, run it manually from
-//! that trigger with the tenant's login, poll the execution until it ends or the
-//! deadline passes (then stop it: `TimedOut`), read it into events, and
-//! delete the execution and the workflow again: nothing is kept in n8n.
-//! n8n's refusals (`Unrecognized node type`, a version it does not have,
+//! Running a workflow, as the steps of `engines::async_run`: create it in
+//! the tenant's own project under a gateway-owned name (`pilotage-<digest>`)
+//! with the tenant's API key and the Pilotage input pinned as its trigger's
+//! output, run it manually from that trigger with the tenant's login; the
+//! execution ends when n8n stops it (past the deadline the gateway stops
+//! it: `TimedOut`), is read into events, and the execution and the
+//! workflow are deleted again: nothing is kept in n8n. n8n's refusals
+//! (`Unrecognized node type`, a version it does not have,
 //! `WorkflowHasIssuesError`) are `Rejected` with problems located at the
 //! node they name.
 
-use super::N8nEngine;
-use super::client::{Answer, Auth, Request};
-use super::events;
+use super::client::{Auth, Call, N8nAnswer};
+use super::{N8nEngine, events, workflow};
+use crate::engines::async_run::{AsyncRun, RunOrder, Submitted};
+use crate::engines::http_client::accepted;
+use crate::engines::pacing::Pacing;
 use crate::engines::{EngineError, RawProblem, RunReply, RunState};
-use reqwest::Method;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use std::time::{Duration, Instant};
 
 /// Statuses after which an execution changes no more.
 const RUNNING: [&str; 4] = ["new", "running", "waiting", "unknown"];
 
-impl N8nEngine {
-    pub(super) async fn execute(
+/// A run of a workflow the adapter created: the workflow and its
+/// execution.
+pub struct WorkflowRun {
+    workflow_id: String,
+    execution_id: String,
+}
+
+#[async_trait::async_trait]
+impl AsyncRun for N8nEngine {
+    type Run = WorkflowRun;
+
+    fn no_dry_run(&self) -> Option<&'static str> {
+        Some("n8n has no dry run (n8n/v1 does not declare test_run)")
+    }
+
+    async fn submit(
         &self,
         tenant: &str,
-        program: &Value,
-        input: &Value,
-        deadline: Duration,
-    ) -> Result<RunReply, EngineError> {
-        let until = Instant::now() + deadline;
+        order: &RunOrder<'_>,
+    ) -> Result<Submitted<WorkflowRun>, EngineError> {
+        let program = order.program;
+        workflow(program)?;
         let Some(trigger) = self.trigger(tenant, program).await? else {
-            return Ok(rejected(vec![RawProblem {
+            return Ok(Submitted::refused(vec![RawProblem {
                 is_error: true,
                 text: "the workflow has no trigger node: nothing can start it".into(),
                 location: Some("/nodes".into()),
@@ -44,24 +59,15 @@ impl N8nEngine {
             "nodes": program.get("nodes").cloned().unwrap_or(json!([])),
             "connections": program.get("connections").cloned().unwrap_or(json!({})),
             "settings": settings(program),
-            "pinData": {trigger.as_str(): items(input)},
+            "pinData": {trigger.as_str(): items(order.input)},
         });
-        let created = self
-            .call(
-                tenant,
-                Request {
-                    operation: "run",
-                    method: Method::POST,
-                    path: "/api/v1/workflows",
-                    body: Some(&body),
-                    auth: Auth::Key,
-                    timeout: self.link.call_timeout,
-                    safe: false,
-                },
-            )
-            .await?;
+        let create = Call::once("run", Method::POST, "/api/v1/workflows");
+        let created = self.call(tenant, create, Auth::Key, Some(&body)).await?;
         if created.status.as_u16() == 400 {
-            return Ok(rejected(vec![refusal(&created.message(), program)]));
+            return Ok(Submitted::refused(vec![refusal(
+                &created.message(),
+                program,
+            )]));
         }
         if !created.status.is_success() {
             return Err(EngineError::NotStarted(format!(
@@ -74,86 +80,53 @@ impl N8nEngine {
                 "creating the workflow: n8n's answer has no id".into(),
             ));
         };
-        let reply = self
-            .run_created(tenant, program, &trigger, &workflow_id, until)
-            .await;
-        if let Ok(r) = &reply
-            && let Some(execution) = &r.engine_run_id
-        {
-            self.remove(tenant, &format!("/api/v1/executions/{execution}"))
-                .await;
+        let started = self.start(tenant, program, &trigger, &workflow_id).await;
+        if !matches!(started, Ok(Start::Running(_))) {
+            // Nothing runs: the workflow goes now.
+            self.remove(tenant, &workflow_path(&workflow_id)).await;
         }
-        self.remove(tenant, &format!("/api/v1/workflows/{workflow_id}"))
-            .await;
-        reply
+        Ok(match started? {
+            Start::Running(execution_id) => Submitted::Started(WorkflowRun {
+                workflow_id,
+                execution_id,
+            }),
+            Start::Refused(problem) => Submitted::refused(vec![problem]),
+        })
     }
 
-    /// Starts the created workflow and follows its execution.
-    async fn run_created(
+    fn pacing(&self) -> Pacing {
+        self.settings.pacing()
+    }
+
+    fn run_id<'r>(&self, run: &'r WorkflowRun) -> &'r str {
+        &run.execution_id
+    }
+
+    async fn status(&self, tenant: &str, run: &WorkflowRun) -> Result<Value, EngineError> {
+        self.read_execution(tenant, &run.execution_id)
+            .await
+            .map_err(|e| EngineError::RunBroken {
+                message: e.to_string(),
+                events: Vec::new(),
+            })
+    }
+
+    fn ended(&self, execution: &Value) -> bool {
+        let status = execution
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let stopped = execution.get("stoppedAt").is_some_and(|s| !s.is_null());
+        stopped && !RUNNING.contains(&status)
+    }
+
+    async fn finish(
         &self,
-        tenant: &str,
-        program: &Value,
-        trigger: &str,
-        workflow_id: &str,
-        until: Instant,
+        _tenant: &str,
+        order: &RunOrder<'_>,
+        run: &WorkflowRun,
+        execution: Value,
     ) -> Result<RunReply, EngineError> {
-        let start = json!({"triggerToStartFrom": {"name": trigger}});
-        let path = format!("/rest/workflows/{workflow_id}/run");
-        let started = self
-            .call(
-                tenant,
-                Request {
-                    operation: "run",
-                    method: Method::POST,
-                    path: &path,
-                    body: Some(&start),
-                    auth: Auth::Login,
-                    timeout: self.link.call_timeout,
-                    safe: false,
-                },
-            )
-            .await?;
-        if started.status.as_u16() == 400 {
-            return Ok(rejected(vec![refusal(&started.message(), program)]));
-        }
-        if !started.status.is_success() {
-            return Err(EngineError::NotStarted(format!(
-                "starting the workflow: {}",
-                started.error()
-            )));
-        }
-        let Some(execution_id) = started
-            .json()
-            .pointer("/data/executionId")
-            .and_then(id_text)
-        else {
-            return Err(EngineError::NotStarted(format!(
-                "starting the workflow: n8n started no execution ({})",
-                started.text.chars().take(200).collect::<String>()
-            )));
-        };
-        let Some(execution) = self.poll(tenant, &execution_id, until).await? else {
-            let stopped = self.stop(tenant, &execution_id).await;
-            let read = self.read_execution(tenant, &execution_id).await.ok();
-            let mut events = read.as_ref().map(events::events).unwrap_or_default();
-            // The run was cut short: its last word is ours, not n8n's.
-            events.retain(|e| e.get("execution").is_none());
-            events.push(
-                json!({"execution": "canceled", "error": "the run did not finish by its deadline"}),
-            );
-            return Ok(RunReply {
-                engine_run_id: Some(execution_id),
-                state: RunState::TimedOut,
-                result: Value::Null,
-                error: Some(if stopped {
-                    "the run did not finish by its deadline; n8n stopped it".into()
-                } else {
-                    "the run did not finish by its deadline, and n8n did not accept its stop".into()
-                }),
-                events,
-                problems: Vec::new(),
-            });
-        };
         let events = events::events(&execution);
         let (state, error, problems) = match events::final_status(&execution) {
             "success" => (RunState::Completed, None, Vec::new()),
@@ -167,7 +140,7 @@ impl N8nEngine {
                     .unwrap_or_else(|| "the execution failed".into());
                 if events::error_name(&execution).as_deref() == Some("WorkflowHasIssuesError") {
                     let text = format!("WorkflowHasIssuesError: {message}");
-                    let problem = refusal(&text, program);
+                    let problem = refusal(&text, order.program);
                     (RunState::Rejected, Some(text), vec![problem])
                 } else {
                     let failed_node = events
@@ -189,13 +162,97 @@ impl N8nEngine {
             Value::Null
         };
         Ok(RunReply {
-            engine_run_id: Some(execution_id),
+            engine_run_id: Some(run.execution_id.clone()),
             state,
             result,
             error,
             events,
             problems,
         })
+    }
+
+    /// Asks n8n to stop the execution; whether it did.
+    async fn cancel(&self, tenant: &str, run: &WorkflowRun) -> bool {
+        let path = format!("/api/v1/executions/{}/stop", run.execution_id);
+        let stop = Call::safe("cancel", Method::POST, &path);
+        let answer = self.call(tenant, stop, Auth::Key, None).await;
+        accepted(
+            answer,
+            |s| s.is_success(),
+            |a| tracing::warn!(execution = %run.execution_id, error = %a.error(), "n8n refused to stop an execution past its deadline"),
+            |e| tracing::warn!(execution = %run.execution_id, error = %e, "stopping an execution failed"),
+        )
+    }
+
+    async fn events_so_far(&self, tenant: &str, run: &WorkflowRun) -> Vec<Value> {
+        let read = self.read_execution(tenant, &run.execution_id).await.ok();
+        let mut events = read.as_ref().map(events::events).unwrap_or_default();
+        // The run was cut short: its last word is ours, not n8n's.
+        events.retain(|e| e.get("execution").is_none());
+        events.push(
+            json!({"execution": "canceled", "error": "the run did not finish by its deadline"}),
+        );
+        events
+    }
+
+    fn timed_out(&self, stopped: bool) -> String {
+        if stopped {
+            "the run did not finish by its deadline; n8n stopped it".into()
+        } else {
+            "the run did not finish by its deadline, and n8n did not accept its stop".into()
+        }
+    }
+
+    /// The execution (unless the run broke off) and the workflow go.
+    async fn clean_up(
+        &self,
+        tenant: &str,
+        run: &WorkflowRun,
+        reply: &Result<RunReply, EngineError>,
+    ) {
+        if let Ok(r) = reply
+            && let Some(execution) = &r.engine_run_id
+        {
+            self.remove(tenant, &format!("/api/v1/executions/{execution}"))
+                .await;
+        }
+        self.remove(tenant, &workflow_path(&run.workflow_id)).await;
+    }
+}
+
+impl N8nEngine {
+    /// Starts the created workflow from `trigger`.
+    async fn start(
+        &self,
+        tenant: &str,
+        program: &Value,
+        trigger: &str,
+        workflow_id: &str,
+    ) -> Result<Start, EngineError> {
+        let start = json!({"triggerToStartFrom": {"name": trigger}});
+        let path = format!("/rest/workflows/{workflow_id}/run");
+        let run = Call::once("run", Method::POST, &path);
+        let started = self.call(tenant, run, Auth::Login, Some(&start)).await?;
+        if started.status.as_u16() == 400 {
+            return Ok(Start::Refused(refusal(&started.message(), program)));
+        }
+        if !started.status.is_success() {
+            return Err(EngineError::NotStarted(format!(
+                "starting the workflow: {}",
+                started.error()
+            )));
+        }
+        match started
+            .json()
+            .pointer("/data/executionId")
+            .and_then(id_text)
+        {
+            Some(id) => Ok(Start::Running(id)),
+            None => Err(EngineError::NotStarted(format!(
+                "starting the workflow: n8n started no execution ({})",
+                started.text.chars().take(200).collect::<String>()
+            ))),
+        }
     }
 
     /// The name of the program's first enabled trigger node (by the node
@@ -219,86 +276,15 @@ impl N8nEngine {
             .map(str::to_string))
     }
 
-    /// The finished execution, or `None` when `until` passed first.
-    async fn poll(
-        &self,
-        tenant: &str,
-        id: &str,
-        until: Instant,
-    ) -> Result<Option<Value>, EngineError> {
-        let mut delay = Duration::from_millis(self.settings.poll_interval_ms.max(1));
-        let max_delay = Duration::from_millis(self.settings.max_poll_interval_ms.max(1));
-        loop {
-            let left = until.saturating_duration_since(Instant::now());
-            tokio::time::sleep(delay.min(left)).await;
-            let execution =
-                self.read_execution(tenant, id)
-                    .await
-                    .map_err(|e| EngineError::RunBroken {
-                        message: e.to_string(),
-                        events: Vec::new(),
-                    })?;
-            let status = execution
-                .get("status")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let stopped = execution.get("stoppedAt").is_some_and(|s| !s.is_null());
-            if stopped && !RUNNING.contains(&status) {
-                return Ok(Some(execution));
-            }
-            if Instant::now() >= until {
-                return Ok(None);
-            }
-            delay = (delay * 2).min(max_delay);
-        }
-    }
-
     async fn read_execution(&self, tenant: &str, id: &str) -> Result<Value, EngineError> {
         let path = format!("/api/v1/executions/{id}?includeData=true");
         self.call_json(
             tenant,
-            Request {
-                operation: "poll",
-                method: Method::GET,
-                path: &path,
-                body: None,
-                auth: Auth::Key,
-                timeout: self.link.call_timeout,
-                safe: true,
-            },
+            Call::get("poll", &path),
+            Auth::Key,
             "reading the execution",
         )
         .await
-    }
-
-    /// Asks n8n to stop the execution; whether it did.
-    async fn stop(&self, tenant: &str, id: &str) -> bool {
-        let path = format!("/api/v1/executions/{id}/stop");
-        let answer = self
-            .call(
-                tenant,
-                Request {
-                    operation: "cancel",
-                    method: Method::POST,
-                    path: &path,
-                    body: None,
-                    auth: Auth::Key,
-                    timeout: self.link.call_timeout,
-                    safe: true,
-                },
-            )
-            .await;
-        match answer {
-            Ok(a) if a.status.is_success() => true,
-            Ok(a) => {
-                tracing::warn!(execution = %id, error = %a.error(), "n8n refused to stop an execution past its deadline");
-                false
-            }
-            Err(e) => {
-                tracing::warn!(execution = %id, error = %e, "stopping an execution failed");
-                false
-            }
-        }
     }
 
     /// Deletes what a run created (best effort, logged when it fails).
@@ -306,25 +292,31 @@ impl N8nEngine {
         let answer = self
             .call(
                 tenant,
-                Request {
-                    operation: "run",
-                    method: Method::DELETE,
-                    path,
-                    body: None,
-                    auth: Auth::Key,
-                    timeout: self.link.call_timeout,
-                    safe: true,
-                },
+                Call::safe("run", Method::DELETE, path),
+                Auth::Key,
+                None,
             )
             .await;
-        match answer {
-            Ok(a) if a.status.is_success() || a.status.as_u16() == 404 => {}
-            Ok(Answer { status, .. }) => {
-                tracing::warn!(%path, status = status.as_u16(), "n8n kept something a run created")
-            }
-            Err(e) => tracing::warn!(%path, error = %e, "n8n kept something a run created"),
-        }
+        accepted(
+            answer,
+            |s| s.is_success() || s == StatusCode::NOT_FOUND,
+            |a| tracing::warn!(%path, status = a.status.as_u16(), "n8n kept something a run created"),
+            |e| tracing::warn!(%path, error = %e, "n8n kept something a run created"),
+        );
     }
+}
+
+/// What starting a created workflow came to.
+enum Start {
+    /// Its execution's id.
+    Running(String),
+    /// n8n's refusal: nothing runs.
+    Refused(RawProblem),
+}
+
+/// The public API path of a created workflow.
+fn workflow_path(workflow_id: &str) -> String {
+    format!("/api/v1/workflows/{workflow_id}")
 }
 
 /// A gateway-owned workflow name: a digest of the program and a nonce, so
@@ -380,17 +372,6 @@ fn as_item(v: &Value) -> Value {
         v.clone()
     } else {
         json!({"value": v})
-    }
-}
-
-fn rejected(problems: Vec<RawProblem>) -> RunReply {
-    RunReply {
-        engine_run_id: None,
-        state: RunState::Rejected,
-        result: Value::Null,
-        error: problems.first().map(|p| p.text.clone()),
-        events: Vec::new(),
-        problems,
     }
 }
 

@@ -6,6 +6,8 @@
 
 use super::risk::{RISKS, RiskRow, default_rows};
 use crate::config::EngineConfig;
+use crate::engines::adapter::own_table;
+use crate::engines::pacing::{self, Pacing};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -51,13 +53,7 @@ pub const TABLE: &str = "n8n";
 /// A relative `tenants_dir` is resolved against the configuration file's
 /// folder, as every other path of the file is.
 pub fn read(config: &EngineConfig) -> Result<N8nSettings, String> {
-    let mut settings: N8nSettings = match config.adapter.get(TABLE) {
-        None => return Ok(N8nSettings::default()),
-        Some(table) => table
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().to_string())?,
-    };
+    let mut settings: N8nSettings = own_table(config, TABLE)?;
     if !settings.tenants_dir.as_os_str().is_empty() && settings.tenants_dir.is_relative() {
         settings.tenants_dir = config.base_dir.join(&settings.tenants_dir);
     }
@@ -89,6 +85,11 @@ pub fn engine_problems(engine: &EngineConfig) -> Vec<(String, String, String)> {
 }
 
 impl N8nSettings {
+    /// The waits between two reads of a running execution.
+    pub fn pacing(&self) -> Pacing {
+        Pacing::from_ms(self.poll_interval_ms, self.max_poll_interval_ms)
+    }
+
     /// The folder of `tenant`'s secrets, if the tenant name can be one
     /// (a plain name: no separators, no dots first).
     pub fn tenant_dir(&self, tenant: &str) -> Option<PathBuf> {
@@ -139,22 +140,14 @@ impl N8nSettings {
                 );
             }
         }
-        if self.poll_interval_ms == 0 {
-            problem(
-                "poll_interval_ms".into(),
-                "0 would read the execution in a busy loop".into(),
-                "use a positive interval (default 100)".into(),
-            );
-        }
-        if self.max_poll_interval_ms < self.poll_interval_ms {
-            problem(
-                "max_poll_interval_ms".into(),
-                format!(
-                    "{} ms is below poll_interval_ms ({} ms)",
-                    self.max_poll_interval_ms, self.poll_interval_ms
-                ),
-                "use at least poll_interval_ms (default 1000)".into(),
-            );
+        let defaults = Self::default();
+        for (key, what, fix) in pacing::problems(
+            self.poll_interval_ms,
+            self.max_poll_interval_ms,
+            "the execution",
+            (defaults.poll_interval_ms, defaults.max_poll_interval_ms),
+        ) {
+            problem(key.into(), what, fix);
         }
         out
     }
@@ -215,21 +208,7 @@ mod tests {
 
     /// "key: problem" of an `n8n` engine with `keys` and `settings`.
     fn n8n_problems(url: &str, keys: &str, settings: &str) -> Vec<String> {
-        let text = format!(
-            "[session]\nsecret = \"0123456789abcdef0123\"\n\
-             [engine]\nurl = \"http://127.0.0.1:1\"\n\
-             [engines.n]\nkind = \"n8n\"\nurl = \"{url}\"\n{keys}\n[engines.n.n8n]\n{settings}\n"
-        );
-        Config::parse(&text, Path::new("gateway.toml"))
-            .expect("parses")
-            .validate()
-            .into_iter()
-            .filter(|p| p.key.starts_with("engine"))
-            .map(|p| {
-                assert!(!p.fix.is_empty());
-                format!("{}: {}", p.key, p.problem)
-            })
-            .collect()
+        crate::engines::registry::engine_problems("n", "n8n", url, keys, settings)
     }
 
     #[test]

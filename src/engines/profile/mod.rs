@@ -51,6 +51,26 @@ impl Default for EngineProfile {
     }
 }
 
+/// The effect table of an adapter whose entries name their effect by the
+/// four Pilotage risks themselves.
+pub fn risk_levels() -> BTreeMap<String, EffectRisk> {
+    BTreeMap::from([
+        ("safe".into(), EffectRisk::new("safe", true, false, false)),
+        (
+            "write".into(),
+            EffectRisk::new("write", false, false, false),
+        ),
+        (
+            "external".into(),
+            EffectRisk::new("external", false, false, true),
+        ),
+        (
+            "destructive".into(),
+            EffectRisk::new("destructive", false, true, true),
+        ),
+    ])
+}
+
 /// Looks an engine value up in a value table, regardless of case when
 /// `case_insensitive`.
 pub fn lookup<'t, T>(

@@ -5,6 +5,7 @@ use super::answer::{error_paths, error_text};
 use super::transport::{Answer, Call};
 use super::{CatalogFetch, EngineClient, EngineError};
 use crate::engines::json_path::{pick, value_text};
+use reqwest::header::ETAG;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
@@ -21,20 +22,8 @@ impl EngineClient {
             .into_iter()
             .collect();
         let answer = self
-            .call(
-                tenant,
-                Call {
-                    operation: "catalog",
-                    method: Method::GET,
-                    path: &m.path,
-                    body: None,
-                    headers: &headers,
-                    timeout: self.link.call_timeout,
-                    safe: true,
-                },
-            )
-            .await
-            .map_err(EngineError::from)?;
+            .call(tenant, Call::get("catalog", &m.path), None, &headers)
+            .await?;
         if answer.status == StatusCode::NOT_MODIFIED {
             return Ok(CatalogFetch::NotModified);
         }
@@ -45,7 +34,7 @@ impl EngineClient {
             .map(Value::take)
         {
             Some(Value::Array(capabilities)) => Ok(CatalogFetch::Fresh {
-                etag: answer.etag,
+                etag: answer.header(ETAG).map(str::to_string),
                 capabilities,
             }),
             _ => Err(EngineError::Failed(format!(
@@ -66,18 +55,11 @@ impl EngineClient {
         let answer = self
             .call(
                 tenant,
-                Call {
-                    operation: "catalog",
-                    method: Method::GET,
-                    path: &self.mapping.catalog.path,
-                    body: None,
-                    headers: &[],
-                    timeout: self.link.call_timeout,
-                    safe: false,
-                },
+                Call::once("catalog", Method::GET, &self.mapping.catalog.path),
+                None,
+                &[],
             )
-            .await
-            .map_err(EngineError::from)?;
+            .await?;
         if answer.status.is_success() {
             return Ok(None);
         }

@@ -31,18 +31,11 @@ impl EngineClient {
         let answer = self
             .call(
                 tenant,
-                Call {
-                    operation: "check",
-                    method: Method::POST,
-                    path: &m.path,
-                    body: Some(&body),
-                    headers: &[],
-                    timeout: self.link.call_timeout,
-                    safe: true,
-                },
+                Call::safe("check", Method::POST, &m.path),
+                Some(&body),
+                &[],
             )
-            .await
-            .map_err(EngineError::from)?;
+            .await?;
         let body = answer.json();
         if status_meaning(&m.status, answer.status) != Some(CheckMeaning::Answer) {
             return Err(EngineError::Failed(format!(

@@ -1,29 +1,32 @@
-//! The asynchronous runner: after the start call answered with a run id, poll
-//! the status call with backoff until a terminal state or the deadline (then
-//! cancel, when the engine has a cancel call), and read the result and the
-//! step log from their own calls, page by page.
+//! The asynchronous runner's steps, which `engines::async_run` follows:
+//! the run id of the start answer (which may already be final), the status
+//! call read with backoff until a terminal state or the deadline (then the
+//! cancel call, when the engine has one), and the result and the step log
+//! from their own calls, page by page.
 
 use super::answer::{error_paths, error_text, state_meaning};
 use super::body::effective_deadline;
 use super::mapping::StateMeaning;
 use super::reply::ReplyPaths;
 use super::transport::{Answer, Call};
-use super::{EngineClient, EngineError, RunReply, RunState, decode};
+use super::{EngineClient, EngineError, RunReply, decode};
+use crate::engines::async_run::{AsyncRun, RunOrder, Submitted};
+use crate::engines::http_client::accepted;
 use crate::engines::json_path::{pick, value_text};
+use crate::engines::pacing::Pacing;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::Method;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-/// Follows a started run to its end.
-pub(super) async fn finish(
+/// The run a start answer names: its id, and the answer itself when it is
+/// already final (a rejection, say).
+pub(super) fn started(
     client: &EngineClient,
-    tenant: &str,
-    start: &Value,
-    deadline: Duration,
-) -> Result<RunReply, EngineError> {
+    start: Value,
+) -> Result<Submitted<String>, EngineError> {
     let m = &client.mapping.run;
-    let Some(run_id) = pick(start, &m.run_id).and_then(value_text) else {
+    let Some(run_id) = pick(&start, &m.run_id).and_then(value_text) else {
         return Err(EngineError::RunBroken {
             message: format!(
                 "the engine's start answer has no run id at '{}' (engine.mapping.run.run_id)",
@@ -32,109 +35,114 @@ pub(super) async fn finish(
             events: Vec::new(),
         });
     };
-    // A start answer may already be final, e.g. a rejection.
-    let start_state = state_meaning(&client.mapping, pick(start, &m.state));
-    let status = if matches!(start_state, Ok(s) if s != StateMeaning::Running) {
-        start.clone()
-    } else {
-        match poll_until_done(client, tenant, &run_id, deadline).await? {
-            Some(status) => status,
-            None => return Ok(cancelled(client, tenant, &run_id).await),
-        }
-    };
-    let paths = ReplyPaths {
-        state: &m.poll.state,
-        error: &m.poll.error,
-        problems: &m.poll.problems,
-    };
-    let completed = matches!(
-        state_meaning(&client.mapping, pick(&status, paths.state)),
-        Ok(StateMeaning::Completed)
-    );
-    let result = if completed {
-        result(client, tenant, &run_id, &status).await?
-    } else {
-        Value::Null
-    };
-    let events = log(client, tenant, &run_id).await?;
-    client.reply(&status, result, events, &paths)
+    let start_state = state_meaning(&client.mapping, pick(&start, &m.state));
+    Ok(
+        if matches!(start_state, Ok(s) if s != StateMeaning::Running) {
+            Submitted::Ended(run_id, start)
+        } else {
+            Submitted::Started(run_id)
+        },
+    )
 }
 
-/// The final status answer, or `None` when the deadline passed first.
-async fn poll_until_done(
-    client: &EngineClient,
-    tenant: &str,
-    run_id: &str,
-    deadline: Duration,
-) -> Result<Option<Value>, EngineError> {
-    let m = &client.mapping.run;
-    let engine_deadline = effective_deadline(deadline, &m.encodings.deadline);
-    let until = Instant::now() + engine_deadline + Duration::from_millis(m.poll.grace_ms);
-    let mut delay = Duration::from_millis(m.poll.first_delay_ms.max(1));
-    let max_delay = Duration::from_millis(m.poll.max_delay_ms.max(1));
-    loop {
-        let left = until.saturating_duration_since(Instant::now());
-        tokio::time::sleep(delay.min(left)).await;
-        let answer = get(client, tenant, &fill(&m.poll.path, run_id, "")).await?;
-        let body = answer.json();
-        match state_meaning(&client.mapping, pick(&body, &m.poll.state)) {
-            Ok(StateMeaning::Running) => {}
-            // Terminal, or a value no table knows (read as broken by `reply`).
-            _ => return Ok(Some(body)),
-        }
-        if Instant::now() >= until {
-            return Ok(None);
-        }
-        delay = (delay * 2).min(max_delay);
+#[async_trait::async_trait]
+impl AsyncRun for EngineClient {
+    /// The run id.
+    type Run = String;
+
+    async fn submit(
+        &self,
+        tenant: &str,
+        order: &RunOrder<'_>,
+    ) -> Result<Submitted<String>, EngineError> {
+        self.start(tenant, order).await
     }
-}
 
-/// The deadline passed: cancel (when mapped) and answer timed out with the
-/// steps the log holds so far.
-async fn cancelled(client: &EngineClient, tenant: &str, run_id: &str) -> RunReply {
-    let m = &client.mapping.run;
-    let cancelled = if m.cancel.path.is_empty() {
-        false
-    } else {
-        let path = fill(&m.cancel.path, run_id, "");
-        match client
-            .call(
-                tenant,
-                Call {
-                    operation: "cancel",
-                    method: Method::POST,
-                    path: &path,
-                    body: None,
-                    headers: &[],
-                    timeout: client.link.call_timeout,
-                    safe: false,
-                },
-            )
-            .await
-        {
-            Ok(a) if a.status.is_success() => true,
-            Ok(a) => {
-                tracing::warn!(%run_id, status = %a.status, "engine refused to cancel a run past its deadline");
-                false
-            }
-            Err(e) => {
-                tracing::warn!(%run_id, error = %e, "cancel call failed");
-                false
-            }
+    fn pacing(&self) -> Pacing {
+        let poll = &self.mapping.run.poll;
+        Pacing::from_ms(poll.first_delay_ms, poll.max_delay_ms)
+    }
+
+    /// The engine's own deadline (as the start call told it) and a grace,
+    /// from the start's answer.
+    fn until(&self, _asked: Instant, order: &RunOrder<'_>) -> Instant {
+        let m = &self.mapping.run;
+        let engine_deadline = effective_deadline(order.deadline, &m.encodings.deadline);
+        Instant::now() + engine_deadline + Duration::from_millis(m.poll.grace_ms)
+    }
+
+    fn run_id<'r>(&self, run: &'r String) -> &'r str {
+        run
+    }
+
+    async fn status(&self, tenant: &str, run_id: &String) -> Result<Value, EngineError> {
+        let path = fill(&self.mapping.run.poll.path, run_id, "");
+        Ok(get(self, tenant, &path).await?.json())
+    }
+
+    /// Terminal, or a value no table knows (read as broken by `reply`).
+    fn ended(&self, status: &Value) -> bool {
+        let state = pick(status, &self.mapping.run.poll.state);
+        !matches!(
+            state_meaning(&self.mapping, state),
+            Ok(StateMeaning::Running)
+        )
+    }
+
+    async fn finish(
+        &self,
+        tenant: &str,
+        _order: &RunOrder<'_>,
+        run_id: &String,
+        status: Value,
+    ) -> Result<RunReply, EngineError> {
+        let m = &self.mapping.run;
+        let paths = ReplyPaths {
+            state: &m.poll.state,
+            error: &m.poll.error,
+            problems: &m.poll.problems,
+        };
+        let completed = matches!(
+            state_meaning(&self.mapping, pick(&status, paths.state)),
+            Ok(StateMeaning::Completed)
+        );
+        let result = if completed {
+            result(self, tenant, run_id, &status).await?
+        } else {
+            Value::Null
+        };
+        let events = log(self, tenant, run_id).await?;
+        self.reply(&status, result, events, &paths)
+    }
+
+    /// The cancel call, when the mapping has one.
+    async fn cancel(&self, tenant: &str, run_id: &String) -> bool {
+        let m = &self.mapping.run;
+        if m.cancel.path.is_empty() {
+            return false;
         }
-    };
-    let events = log(client, tenant, run_id).await.unwrap_or_default();
-    RunReply {
-        engine_run_id: Some(run_id.to_string()),
-        state: RunState::TimedOut,
-        result: Value::Null,
-        error: Some(if cancelled {
+        let path = fill(&m.cancel.path, run_id, "");
+        let cancel = Call::once("cancel", Method::POST, &path);
+        let answer = self.call(tenant, cancel, None, &[]).await;
+        accepted(
+            answer,
+            |s| s.is_success(),
+            |a| tracing::warn!(%run_id, status = %a.status, "engine refused to cancel a run past its deadline"),
+            |e| tracing::warn!(%run_id, error = %e, "cancel call failed"),
+        )
+    }
+
+    /// The steps the log holds so far.
+    async fn events_so_far(&self, tenant: &str, run_id: &String) -> Vec<Value> {
+        log(self, tenant, run_id).await.unwrap_or_default()
+    }
+
+    fn timed_out(&self, cancelled: bool) -> String {
+        if cancelled {
             "the run did not finish by its deadline; it was cancelled".into()
         } else {
             "the run did not finish by its deadline".into()
-        }),
-        events,
-        problems: Vec::new(),
+        }
     }
 }
 
@@ -206,18 +214,7 @@ async fn log(client: &EngineClient, tenant: &str, run_id: &str) -> Result<Vec<Va
 /// unknown (it may have started).
 async fn get(client: &EngineClient, tenant: &str, path: &str) -> Result<Answer, EngineError> {
     let answer = client
-        .call(
-            tenant,
-            Call {
-                operation: "poll",
-                method: Method::GET,
-                path,
-                body: None,
-                headers: &[],
-                timeout: client.link.call_timeout,
-                safe: true,
-            },
-        )
+        .call(tenant, Call::get("poll", path), None, &[])
         .await
         .map_err(|e| EngineError::RunBroken {
             message: e.to_string(),

@@ -1,6 +1,7 @@
 //! The runner call: the request body from the mapping's template, what each
 //! HTTP status of the answer means, and the answer read through the state
-//! table (synchronous runners; asynchronous ones continue in `poll`).
+//! table: a synchronous runner's reply, or an asynchronous runner's started
+//! run, which `engines::async_run` follows with the steps in `poll`.
 
 use super::answer::{error_paths, error_text, status_meaning};
 use super::body::{self, Fill};
@@ -8,6 +9,7 @@ use super::mapping::{RunMeaning, Runner};
 use super::reply::ReplyPaths;
 use super::transport::Call;
 use super::{EngineClient, EngineError, RunReply, RunState, decode};
+use crate::engines::async_run::{self, RunOrder, Submitted};
 use crate::engines::json_path::{pick, value_text};
 use reqwest::Method;
 use serde_json::Value;
@@ -25,36 +27,44 @@ impl EngineClient {
         dry_run: bool,
         deadline: Duration,
     ) -> Result<RunReply, EngineError> {
+        let order = RunOrder {
+            program,
+            input,
+            context,
+            dry_run,
+            deadline,
+        };
+        async_run::run(self, tenant, &order).await
+    }
+
+    /// The runner call and what its answer says: the whole reply (a
+    /// refusal, or a synchronous runner's result), or the run an
+    /// asynchronous runner started.
+    pub(super) async fn start(
+        &self,
+        tenant: &str,
+        order: &RunOrder<'_>,
+    ) -> Result<Submitted<String>, EngineError> {
         let m = &self.mapping.run;
         let body = body::render(
             &m.body,
             &m.encodings,
             &Fill {
-                program: Some(program),
-                input: Some(input),
-                context,
+                program: Some(order.program),
+                input: Some(order.input),
+                context: order.context,
                 trace: Some(true),
-                dry_run: Some(dry_run),
-                deadline: Some(deadline),
+                dry_run: Some(order.dry_run),
+                deadline: Some(order.deadline),
             },
         );
         let wait = match m.runner {
-            Runner::Sync => deadline + Duration::from_secs(5),
+            Runner::Sync => order.deadline + Duration::from_secs(5),
             Runner::Async => self.link.call_timeout,
         };
+        let call = Call::once("run", Method::POST, &m.path).within(wait);
         let answer = self
-            .call(
-                tenant,
-                Call {
-                    operation: "run",
-                    method: Method::POST,
-                    path: &m.path,
-                    body: Some(&body),
-                    headers: &[],
-                    timeout: wait,
-                    safe: false,
-                },
-            )
+            .call(tenant, call, Some(&body), &[])
             .await
             .map_err(|e| {
                 if e.never_sent() {
@@ -77,7 +87,10 @@ impl EngineClient {
         let message = || error_text(&body, &error_paths(&self.mapping, &m.error), answer.status);
         match meaning {
             RunMeaning::Answer => {}
-            RunMeaning::Rejected => return Ok(self.rejected(&body, &m.problems, message())),
+            RunMeaning::Rejected => {
+                let refused = self.rejected(&body, &m.problems, message());
+                return Ok(Submitted::Answered(refused));
+            }
             RunMeaning::NotStarted => return Err(EngineError::NotStarted(message())),
             RunMeaning::Failed => {
                 return Err(EngineError::RunBroken {
@@ -111,9 +124,11 @@ impl EngineClient {
                     error: &m.error,
                     problems: &m.problems,
                 };
-                self.reply(&body, result, events, &paths)
+                Ok(Submitted::Answered(
+                    self.reply(&body, result, events, &paths)?,
+                ))
             }
-            Runner::Async => super::poll::finish(self, tenant, &body, deadline).await,
+            Runner::Async => super::poll::started(self, body),
         }
     }
 

@@ -6,7 +6,8 @@
 //! read (the HTTP client's own error, with the engine's URL, goes to the
 //! log only).
 //!
-//! - `link`: what each adapter holds to reach its engine.
+//! - `link`: what each adapter holds to reach its engine (its calls are
+//!   `engines::http_client`'s).
 //! - `deadline`: the operation's budget. `pause`: backoff and `Retry-After`.
 //! - `retry_budget`, `breaker`: the two per-engine guards.
 //! - `settings`: `[engine.breaker]` and `[engine.retry_budget]`.
@@ -22,7 +23,7 @@ use super::EngineError;
 use crate::config::EngineConfig;
 use breaker::{Breaker, BreakerState};
 pub use deadline::Deadline;
-pub use link::Link;
+pub use link::{Link, LinkSpec};
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use retry_budget::RetryBudget;

@@ -91,11 +91,5 @@ pub const TABLE: &str = "mapping";
 /// The mapping of an engine table (the defaults when it has none), or why
 /// its `[engine.mapping]` does not read.
 pub fn read(config: &EngineConfig) -> Result<EngineMapping, String> {
-    match config.adapter.get(TABLE) {
-        None => Ok(EngineMapping::default()),
-        Some(table) => table
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().to_string()),
-    }
+    crate::engines::adapter::own_table(config, TABLE)
 }

@@ -251,6 +251,14 @@ pub fn echo_program(name: &str, text: &str) -> String {
     )
 }
 
+/// The workflow `name`: a task `write` that echoes, then on its success the
+/// task `then` calling `action`.
+pub fn write_then(name: &str, then: &str, action: &str) -> String {
+    format!(
+        "version: '2.0'\n{name}:\n  tasks:\n    write:\n      action: std.echo output='written'\n      on-success:\n        - {then}\n    {then}:\n      action: {action}\n"
+    )
+}
+
 /// A program with a required input `name`: `hello NAME`.
 pub fn greet_program() -> String {
     "version: '2.0'\ngreet:\n  input:\n    - name\n  output:\n    greeting: <% $.greeting %>\n  tasks:\n    hello:\n      action: std.echo output=\"hello <% $.name %>\"\n      publish:\n        greeting: <% task().result %>\n".to_string()

@@ -61,8 +61,6 @@ pub trait LoopLanguage: Sized {
     fn check_ran(&self, before: &Value, after: &Value, answer: &Value);
     /// What only this language checks of a guide example's program.
     fn check_example_program(&self, _name: &str, _program: &Value) {}
-    /// What only this language checks of a guide example's run.
-    fn check_example_run(&self, _name: &str, _answer: &Value) {}
     /// (code, rejected program, accepted program) for every code validate
     /// gives on a program alone.
     fn program_cases(&self) -> Vec<(&'static str, Value, Value)>;
@@ -245,7 +243,13 @@ pub async fn every_guide_example_validates_and_executes<L: LoopLanguage>() {
             "{name} does not run: {}",
             r.structured
         );
-        lang.check_example_run(&name, &r.structured);
+        assert!(
+            !r.structured["trace"]["steps"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{name}: no trace: {}", r.structured))
+                .is_empty(),
+            "{name}: an empty trace"
+        );
     }
     lang.finish().await;
 }

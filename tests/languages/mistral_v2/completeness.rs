@@ -10,8 +10,19 @@ use crate::common::guides::guide_body;
 use crate::common::mistral::{self as common_mistral, EXECUTE, MISTRAL, MistralEnv, run};
 use serde_json::{Value, json};
 
-async fn closed_sets_body(c: &Mcp) -> String {
-    guide_body(c, MISTRAL, "closed-sets").await
+/// A gateway whose runs stop after 3 s, caller a's session on it, and the
+/// closed-sets guide it serves.
+async fn started() -> (MistralEnv, Mcp, String) {
+    let m = MistralEnv::start_with(|cfg| {
+        cfg.engines
+            .get_mut(common_mistral::ENGINE)
+            .unwrap()
+            .run_deadline_ms = 3000;
+    })
+    .await;
+    let c = m.session(&m.a).await;
+    let guide = guide_body(&c, MISTRAL, "closed-sets").await;
+    (m, c, guide)
 }
 
 /// The first-column values of a closed-sets table, by its heading, sorted.
@@ -23,15 +34,7 @@ fn listed(guide: &str, heading: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_run_status_is_enumerated_and_reached_both_ways() {
-    let m = MistralEnv::start_with(|cfg| {
-        cfg.engines
-            .get_mut(common_mistral::ENGINE)
-            .unwrap()
-            .run_deadline_ms = 3000;
-    })
-    .await;
-    let c = m.session(&m.a).await;
-    let guide = closed_sets_body(&c).await;
+    let (m, c, guide) = started().await;
     let fails = |first: &str| {
         doc(&format!(
             "{first}    boom:\n      action: std.fail error_data='no'\n"
@@ -87,30 +90,17 @@ async fn every_run_status_is_enumerated_and_reached_both_ways() {
     assert_eq!(status(&drifted), "promotion_drift", "{drifted}");
     reached.push("promotion_drift".into());
     reached.sort();
-    let section = guide.split("## Run statuses").nth(1).unwrap();
-    let section = section.split("\n## ").next().unwrap();
-    let mut listed: Vec<String> = section
-        .lines()
-        .filter_map(|l| l.strip_prefix("| `"))
-        .filter_map(|l| l.split('`').next())
-        .map(str::to_string)
-        .collect();
-    listed.sort();
-    assert_eq!(listed, reached, "the guide's run statuses vs those reached");
+    assert_eq!(
+        listed(&guide, "## Run statuses"),
+        reached,
+        "the guide's run statuses vs those reached"
+    );
     m.clean().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_step_status_is_enumerated_and_reached() {
-    let m = MistralEnv::start_with(|cfg| {
-        cfg.engines
-            .get_mut(common_mistral::ENGINE)
-            .unwrap()
-            .run_deadline_ms = 3000;
-    })
-    .await;
-    let c = m.session(&m.a).await;
-    let guide = closed_sets_body(&c).await;
+    let (m, c, guide) = started().await;
     let statuses = |r: &Value| -> Vec<String> {
         r["trace"]["steps"]
             .as_array()

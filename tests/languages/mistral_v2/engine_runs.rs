@@ -5,26 +5,13 @@
 
 use super::MistralV2;
 use crate::common::engine_env::{EngineEnv, ids_of};
-use crate::common::mistral::{MistralEnv, greet_program};
+use crate::common::mistral::{MistralEnv, greet_program, write_then};
 use crate::common::{CallResult, engine_env};
 use crate::suite::LoopLanguage;
 use crate::suite::engine_runs::{EngineRuns, Tenant};
 use pilotage_gateway::config::Config;
 use serde_json::{Value, json};
 use std::time::Duration;
-
-/// A task that writes, then a misspelled action: Mistral's validator lets it
-/// through and would fail only after `write` ran.
-const MISSPELLED: &str = "version: '2.0'
-late:
-  tasks:
-    write:
-      action: std.echo output='written'
-      on-success:
-        - next
-    next:
-      action: std.ecko output=1
-";
 
 /// `first`, then a sleep far past the deadline, then `after`.
 const SLOW: &str = "version: '2.0'
@@ -100,11 +87,10 @@ impl EngineRuns for MistralV2 {
     }
 
     fn late_mistake(&self, _: &(), fixed: bool) -> Value {
-        if fixed {
-            json!(MISSPELLED.replace("std.ecko", "std.echo"))
-        } else {
-            json!(MISSPELLED)
-        }
+        // A misspelled action after a write: Mistral's validator lets it
+        // through and would fail only after `write` ran.
+        let action = if fixed { "std.echo" } else { "std.ecko" };
+        json!(write_then("late", "next", &format!("{action} output=1")))
     }
 
     async fn engine_takes(&self, program: &Value) {

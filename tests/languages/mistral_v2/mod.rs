@@ -8,11 +8,9 @@ mod completeness;
 mod engine_runs;
 mod runs;
 
-use crate::common::Mcp;
 use crate::common::answers::codes;
-use crate::common::mistral::{EXECUTE, MISTRAL, MistralEnv, TRACE, VALIDATE, greet_program};
+use crate::common::mistral::{MistralEnv, greet_program};
 use crate::suite::LoopLanguage;
-use crate::suite::engine_runs::{EngineRuns, capped_b, uninitialized_a};
 use serde_json::{Value, json};
 
 pub struct MistralV2 {
@@ -132,27 +130,13 @@ fn cases() -> Vec<(&'static str, String, String)> {
 }
 
 impl LoopLanguage for MistralV2 {
-    const NAME: &'static str = MISTRAL;
-    const VALIDATE: &'static str = VALIDATE;
-    const EXECUTE: &'static str = EXECUTE;
-    const TRACE: &'static str = TRACE;
+    crate::engine_loop_language!();
+
     const GUIDES: &'static str = "guides/mistral-v2";
     const MIN_EXAMPLES: usize = 4;
     const CORE_GUIDE_MARKS: [&'static str; 2] = ["with-items", "publish"];
     const LOOKUP: (&'static str, &'static str, &'static str) = ("echo", "std.echo", "safe");
     const PLAN_RISK: &'static str = "safe";
-
-    async fn start() -> Self {
-        Self::start_with(capped_b).await
-    }
-
-    fn caller(&self) -> Mcp {
-        uninitialized_a(&self.m)
-    }
-
-    async fn capped_caller(&self) -> Mcp {
-        self.m.session(&self.m.b).await
-    }
 
     fn check_entry(&self, entry: &Value) {
         assert_eq!(
@@ -209,13 +193,6 @@ impl LoopLanguage for MistralV2 {
 
     fn check_example_program(&self, name: &str, program: &Value) {
         assert!(program.is_string(), "{name} is YAML text");
-    }
-
-    fn check_example_run(&self, name: &str, answer: &Value) {
-        assert!(
-            !answer["trace"]["steps"].as_array().unwrap().is_empty(),
-            "{name}: an empty trace"
-        );
     }
 
     fn program_cases(&self) -> Vec<(&'static str, Value, Value)> {

@@ -5,6 +5,7 @@
 use crate::common::answers::codes;
 use crate::common::mistral::{self, MISTRAL, MistralEnv, VALIDATE, echo_program, run};
 use crate::common::{ACME_OPS, LANG, engine_env, write_program};
+use crate::suite::engine_runs::assert_status;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -31,16 +32,8 @@ async fn both_languages_run_at_once_each_on_its_own_engine() {
     let yaml = echo_program("both", "from mistral");
     let on_mistral = run(&c, &yaml, json!({}));
     let (legacy, on_mistral) = tokio::join!(legacy, on_mistral);
-    assert_eq!(
-        legacy.structured["outcome"]["status"], "success",
-        "{}",
-        legacy.structured
-    );
-    assert_eq!(
-        on_mistral.structured["outcome"]["status"], "success",
-        "{}",
-        on_mistral.structured
-    );
+    assert_status(&legacy, "success");
+    assert_status(&on_mistral, "success");
     assert_eq!(
         on_mistral.structured["output"],
         json!({"said": "from mistral"})
@@ -58,11 +51,7 @@ async fn both_languages_run_at_once_each_on_its_own_engine() {
     // A mistral/v2 run leaves the legacy engine alone.
     let legacy_after = m.env.engine.state("acme").await;
     let again = run(&c, &yaml, json!({})).await;
-    assert_eq!(
-        again.structured["outcome"]["status"], "success",
-        "{}",
-        again.structured
-    );
+    assert_status(&again, "success");
     assert_eq!(m.env.engine.state("acme").await, legacy_after);
     assert_eq!(
         m.mistral.executions(&m.a.tenant).await.len(),
@@ -143,11 +132,7 @@ async fn actions_the_configuration_hides_from_a_tenant_answer_like_unknown_ones(
     // Calling it is refused exactly like a misspelled action, before Mistral.
     let ssh = "version: '2.0'\nwf:\n  tasks:\n    t:\n      action: std.ssh cmd='ls' host='h' username='u'\n";
     let r = run(&b, ssh, json!({})).await;
-    assert_eq!(
-        r.structured["outcome"]["status"], "validation_error",
-        "{}",
-        r.structured
-    );
+    assert_status(&r, "validation_error");
     assert_eq!(
         codes(&r.structured),
         ["unknown_capability"],

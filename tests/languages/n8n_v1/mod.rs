@@ -10,14 +10,11 @@ mod engine_runs;
 mod hook;
 mod three_languages;
 
-use crate::common::Mcp;
 use crate::common::answers::codes;
 use crate::common::n8n_gateway::{
-    EXECUTE, N8N, N8nEnv, TRACE, VALIDATE, chain, greet_program, manual_trigger, node, set_node,
-    workflow,
+    N8nEnv, chain, greet_program, manual_trigger, node, set_node, workflow,
 };
 use crate::suite::LoopLanguage;
-use crate::suite::engine_runs::{EngineRuns, capped_b, uninitialized_a};
 use serde_json::{Value, json};
 
 pub struct N8nV1 {
@@ -112,10 +109,8 @@ fn cases() -> Vec<(&'static str, Value, Value)> {
 }
 
 impl LoopLanguage for N8nV1 {
-    const NAME: &'static str = N8N;
-    const VALIDATE: &'static str = VALIDATE;
-    const EXECUTE: &'static str = EXECUTE;
-    const TRACE: &'static str = TRACE;
+    crate::engine_loop_language!();
+
     const GUIDES: &'static str = "guides/n8n-v1";
     const MIN_EXAMPLES: usize = 8;
     const CORE_GUIDE_MARKS: [&'static str; 2] = ["connections", "typeVersion"];
@@ -123,18 +118,6 @@ impl LoopLanguage for N8nV1 {
     const LOOKUP: (&'static str, &'static str, &'static str) =
         ("n8n-nodes-base.set", "n8n-nodes-base.set", "safe");
     const PLAN_RISK: &'static str = "safe";
-
-    async fn start() -> Self {
-        Self::start_with(capped_b).await
-    }
-
-    fn caller(&self) -> Mcp {
-        uninitialized_a(&self.n)
-    }
-
-    async fn capped_caller(&self) -> Mcp {
-        self.n.session(&self.n.b).await
-    }
 
     fn check_entry(&self, entry: &Value) {
         let n8n = &entry["entry"]["n8n"];
@@ -203,13 +186,6 @@ impl LoopLanguage for N8nV1 {
 
     fn check_example_program(&self, name: &str, program: &Value) {
         assert!(program["nodes"].is_array(), "{name} is a workflow document");
-    }
-
-    fn check_example_run(&self, name: &str, answer: &Value) {
-        assert!(
-            !answer["trace"]["steps"].as_array().unwrap().is_empty(),
-            "{name}: an empty trace"
-        );
     }
 
     fn program_cases(&self) -> Vec<(&'static str, Value, Value)> {

@@ -77,15 +77,46 @@ pub trait EngineRuns: LoopLanguage + 'static {
     async fn check_left(&self, who: Tenant, before: &Value, runs: usize);
 }
 
-/// The configuration of the loop suite's gateway: tenant b may run nothing
-/// riskier than `safe`.
-pub fn capped_b(cfg: &mut Config) {
-    cfg.auth.keys[1].max_risk = Some("safe".into());
+/// The items of [`LoopLanguage`] an engine-bound language takes from its
+/// environment ([`EngineRuns::Env`]): its name and tools, the loop suite's
+/// gateway (tenant b may run nothing riskier than `safe`) and its callers.
+/// Used inside `impl LoopLanguage for TheLanguage`.
+#[macro_export]
+macro_rules! engine_loop_language {
+    () => {
+        const NAME: &'static str = <<Self as $crate::suite::engine_runs::EngineRuns>::Env as $crate::common::engine_env::EngineEnv>::LANGUAGE;
+        const VALIDATE: &'static str = <<Self as $crate::suite::engine_runs::EngineRuns>::Env as $crate::common::engine_env::EngineEnv>::VALIDATE;
+        const EXECUTE: &'static str = <<Self as $crate::suite::engine_runs::EngineRuns>::Env as $crate::common::engine_env::EngineEnv>::EXECUTE;
+        const TRACE: &'static str = <<Self as $crate::suite::engine_runs::EngineRuns>::Env as $crate::common::engine_env::EngineEnv>::TRACE;
+
+        async fn start() -> Self {
+            $crate::suite::engine_runs::loop_gateway().await
+        }
+
+        fn caller(&self) -> $crate::common::Mcp {
+            $crate::suite::engine_runs::uninitialized_a(self)
+        }
+
+        async fn capped_caller(&self) -> $crate::common::Mcp {
+            $crate::suite::engine_runs::capped(self).await
+        }
+    };
 }
 
-/// Caller a of `env`, not yet initialized.
-pub fn uninitialized_a(env: &impl EngineEnv) -> Mcp {
+/// The loop suite's gateway: tenant b may run nothing riskier than `safe`.
+pub async fn loop_gateway<L: EngineRuns>() -> L {
+    L::start_with(|cfg| cfg.auth.keys[1].max_risk = Some("safe".into())).await
+}
+
+/// Caller a, not yet initialized.
+pub fn uninitialized_a<L: EngineRuns>(lang: &L) -> Mcp {
+    let env = lang.env();
     env.gateway().client(env.keys()[0])
+}
+
+/// Caller b, capped at `safe` on the loop suite's gateway.
+pub async fn capped<L: EngineRuns>(lang: &L) -> Mcp {
+    lang.env().caller_b().await
 }
 
 /// One test per body, for the language `$lang`.
@@ -115,7 +146,7 @@ async fn run<L: EngineRuns>(c: &Mcp, program: Value, extra: Value) -> CallResult
 }
 
 /// `answer` has the run status `expected`.
-fn assert_status(answer: &CallResult, expected: &str) {
+pub fn assert_status(answer: &CallResult, expected: &str) {
     assert_eq!(status(answer), expected, "{}", answer.structured);
 }
 

@@ -9,20 +9,8 @@
 
 use crate::binding::{EntryChange, Loops, Place, TenantEntries, VectorLanguage, catalog_version};
 use crate::common::Mcp;
-use crate::common::mistral::{MistralEnv, greet_program};
+use crate::common::mistral::{MistralEnv, greet_program, write_then};
 use serde_json::{Value, json};
-
-/// A valid program whose second task fails: `partial`.
-const SECOND_FAILS: &str = "version: '2.0'
-second_fails:
-  tasks:
-    write:
-      action: std.echo output='written'
-      on-success:
-        - boom
-    boom:
-      action: std.fail error_data='card declined'
-";
 
 /// Conditional transitions: `big` or `small` runs, never both.
 const ROUTE: &str = "version: '2.0'
@@ -148,7 +136,11 @@ impl VectorLanguage for MistralEnv {
     }
 
     fn second_fails(&self) -> Value {
-        json!(SECOND_FAILS)
+        json!(write_then(
+            "second_fails",
+            "boom",
+            "std.fail error_data='card declined'"
+        ))
     }
 
     fn malformed(&self) -> Value {

@@ -22,20 +22,20 @@ use std::time::Duration;
 #[derive(Clone)]
 pub struct EngineAdapter<P> {
     /// How its calls reach the engine.
-    pub link: Link,
+    pub(crate) link: Link,
     /// How its catalog, events and effects read.
-    pub profile: EngineProfile,
+    pub(crate) profile: EngineProfile,
     /// The URL its readiness probe reads.
-    pub health: String,
+    pub(crate) health: String,
     plugin: P,
 }
 
 /// What a plug-in builds from its engine table.
 pub struct Parts<P> {
-    pub plugin: P,
-    pub profile: EngineProfile,
+    pub(crate) plugin: P,
+    pub(crate) profile: EngineProfile,
     /// The URL of the engine's readiness probe.
-    pub health: String,
+    pub(crate) health: String,
 }
 
 /// What an engine adapter writes itself: the shape of its link, what it

@@ -4,7 +4,9 @@
 //! `program_ref`, idempotent replay, the run deadline, and tenant isolation
 //! down to the engine's projects. A language implements [`EngineRuns`] (its
 //! programs, and what its engine shows behind the gateway's back) and
-//! instantiates these tests with `engine_run_tests!(TheLanguage)`.
+//! instantiates these tests with `engine_run_tests!(TheLanguage)`; inside
+//! its `impl LoopLanguage`, `engine_loop_language!()` gives the loop suite
+//! the name, tools, gateway and callers its environment already knows.
 
 use super::LoopLanguage;
 use crate::common::answers::{codes, status};

@@ -9,5 +9,6 @@ mod client;
 mod mapping;
 mod mistral;
 mod n8n;
+mod n8n_create;
 mod named;
 mod probe;

@@ -7,7 +7,8 @@
 //! - `client`, `tenants`: what its calls carry, each tenant as its own n8n
 //!   user, and how n8n's answers read.
 //! - `nodes`, `catalog`, `schema`, `risk`: node descriptions → entries.
-//! - `check` with `params`, `display`, `filter`, `cron`: the validator.
+//! - `check` with `params`, `display`, `filter`, `cron`: the validator;
+//!   `probe`: n8n's own verdict at create, asked at validate.
 //! - `run`, `events`: the steps of a run (`engines::async_run` drives them).
 
 mod catalog;
@@ -21,6 +22,7 @@ mod events;
 pub mod filter;
 pub mod nodes;
 pub mod params;
+mod probe;
 pub mod risk;
 mod run;
 pub mod schema;
@@ -35,7 +37,7 @@ use super::transport::{Link, LinkSpec};
 use super::{CatalogFetch, EngineError, RawProblem};
 use crate::config::EngineConfig;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 /// The adapter of one n8n. Its link's base is n8n's URL
@@ -49,6 +51,8 @@ pub struct N8n {
     cookies: Mutex<HashMap<String, String>>,
     /// The node descriptions, read once per change of n8n's node versions.
     nodes: tokio::sync::Mutex<Option<catalog::Cached>>,
+    /// Tenants whose leftover validate probes this process has removed.
+    swept: Mutex<HashSet<String>>,
 }
 
 impl N8nEngine {
@@ -70,6 +74,7 @@ impl Plugin for N8n {
                 settings: settings::read(config).unwrap_or_default(),
                 cookies: Mutex::new(HashMap::new()),
                 nodes: tokio::sync::Mutex::new(None),
+                swept: Mutex::new(HashSet::new()),
             },
             profile: profile(),
             health: format!("{}/healthz", link.base),
@@ -93,11 +98,13 @@ impl Plugin for N8n {
         workflow(program)?;
         let cached = engine.node_catalog(tenant).await?;
         let credentials = engine.tenant_credentials(tenant).await?;
-        Ok(check::check_workflow(
-            &cached,
-            program,
-            Some(credentials.as_slice()),
-        ))
+        let mut problems = check::check_workflow(&cached, program, Some(credentials.as_slice()));
+        // What the gateway's own check passes, n8n itself is asked about:
+        // a program validate calls valid is never refused at create.
+        if !problems.iter().any(|p| p.is_error) {
+            problems.extend(engine.probe(tenant, program).await?);
+        }
+        Ok(problems)
     }
 }
 

@@ -52,33 +52,13 @@ impl AsyncRun for N8nEngine {
                 unknown_level: None,
             }]));
         };
-        // The Pilotage input is the trigger's output, pinned: n8n then runs
-        // from it without waiting for a call or a schedule.
-        let body = json!({
-            "name": owned_name(program),
-            "nodes": program.get("nodes").cloned().unwrap_or(json!([])),
-            "connections": program.get("connections").cloned().unwrap_or(json!({})),
-            "settings": settings(program),
-            "pinData": {trigger.as_str(): items(order.input)},
-        });
-        let create = Call::once("run", Method::POST, "/api/v1/workflows");
-        let created = self.call(tenant, create, Auth::Key, Some(&body)).await?;
-        if created.status.as_u16() == 400 {
-            return Ok(Submitted::refused(vec![refusal(
-                &created.message(),
-                program,
-            )]));
-        }
-        if !created.status.is_success() {
-            return Err(EngineError::NotStarted(format!(
-                "creating the workflow: {}",
-                created.error()
-            )));
-        }
-        let Some(workflow_id) = created.json().get("id").and_then(id_text) else {
-            return Err(EngineError::NotStarted(
-                "creating the workflow: n8n's answer has no id".into(),
-            ));
+        let name = owned_name(RUN_PREFIX, program);
+        let workflow_id = match self
+            .create(tenant, "run", &name, program, &trigger, order.input)
+            .await?
+        {
+            Ok(id) => id,
+            Err(refused) => return Ok(Submitted::refused(vec![refused])),
         };
         let started = self.start(tenant, program, &trigger, &workflow_id).await;
         if !matches!(started, Ok(Start::Running(_))) {
@@ -221,6 +201,46 @@ impl AsyncRun for N8nEngine {
 }
 
 impl N8nEngine {
+    /// Creates `program` inactive in the tenant's project under `name`,
+    /// the Pilotage `input` pinned as `trigger`'s output (n8n then runs from
+    /// it without waiting for a call or a schedule); the workflow's id, or
+    /// n8n's refusal located at the node it names. Execute and validate's
+    /// probe create alike, so what one is refused the other is too.
+    pub(super) async fn create(
+        &self,
+        tenant: &str,
+        operation: &'static str,
+        name: &str,
+        program: &Value,
+        trigger: &str,
+        input: &Value,
+    ) -> Result<Result<String, RawProblem>, EngineError> {
+        let body = json!({
+            "name": name,
+            "nodes": program.get("nodes").cloned().unwrap_or(json!([])),
+            "connections": program.get("connections").cloned().unwrap_or(json!({})),
+            "settings": settings(program),
+            "pinData": {trigger: items(input)},
+        });
+        let create = Call::once(operation, Method::POST, "/api/v1/workflows");
+        let created = self.call(tenant, create, Auth::Key, Some(&body)).await?;
+        if created.status.as_u16() == 400 {
+            return Ok(Err(refusal(&created.message(), program)));
+        }
+        if !created.status.is_success() {
+            return Err(EngineError::NotStarted(format!(
+                "creating the workflow: {}",
+                created.error()
+            )));
+        }
+        match created.json().get("id").and_then(id_text) {
+            Some(id) => Ok(Ok(id)),
+            None => Err(EngineError::NotStarted(
+                "creating the workflow: n8n's answer has no id".into(),
+            )),
+        }
+    }
+
     /// Starts the created workflow from `trigger`.
     async fn start(
         &self,
@@ -257,7 +277,11 @@ impl N8nEngine {
 
     /// The name of the program's first enabled trigger node (by the node
     /// descriptions), if it has one.
-    async fn trigger(&self, tenant: &str, program: &Value) -> Result<Option<String>, EngineError> {
+    pub(super) async fn trigger(
+        &self,
+        tenant: &str,
+        program: &Value,
+    ) -> Result<Option<String>, EngineError> {
         let catalog = self.node_catalog(tenant).await?;
         Ok(program
             .get("nodes")
@@ -288,7 +312,7 @@ impl N8nEngine {
     }
 
     /// Deletes what a run created (best effort, logged when it fails).
-    async fn remove(&self, tenant: &str, path: &str) {
+    pub(super) async fn remove(&self, tenant: &str, path: &str) {
         let answer = self
             .call(
                 tenant,
@@ -315,18 +339,22 @@ enum Start {
 }
 
 /// The public API path of a created workflow.
-fn workflow_path(workflow_id: &str) -> String {
+pub(super) fn workflow_path(workflow_id: &str) -> String {
     format!("/api/v1/workflows/{workflow_id}")
 }
 
-/// A gateway-owned workflow name: a digest of the program and a nonce, so
-/// it says nothing of the tenant's own name and never meets another run's.
-fn owned_name(program: &Value) -> String {
+/// The name prefix of the workflows runs create.
+pub(super) const RUN_PREFIX: &str = "pilotage-";
+
+/// A gateway-owned workflow name: `prefix`, then a digest of the program
+/// and a nonce, so it says nothing of the tenant's own name and never meets
+/// another run's.
+pub(super) fn owned_name(prefix: &str, program: &Value) -> String {
     let nonce: [u8; 8] = rand::random();
     let mut h = Sha256::new();
     h.update(program.to_string().as_bytes());
     h.update(nonce);
-    format!("pilotage-{}", &hex::encode(h.finalize())[..16])
+    format!("{prefix}{}", &hex::encode(h.finalize())[..16])
 }
 
 /// The program's settings, saving the execution's progress unless the
@@ -347,7 +375,7 @@ fn settings(program: &Value) -> Value {
 }
 
 /// An id n8n gives as a string or a number.
-fn id_text(v: &Value) -> Option<String> {
+pub(super) fn id_text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) if !s.is_empty() => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -383,7 +411,11 @@ pub(super) fn refusal(message: &str, program: &Value) -> RawProblem {
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice);
     let find = |pred: &dyn Fn(&Value) -> bool| nodes.iter().position(pred);
-    let location = if let Some(t) = message.strip_prefix("Unrecognized node type: ") {
+    // The public API's schema check names the member it refuses:
+    // `request/body/nodes/0/position Expected array, received string`.
+    let location = if let Some(rest) = message.strip_prefix("request/body/") {
+        rest.split_once(' ').map(|(pointer, _)| format!("/{pointer}"))
+    } else if let Some(t) = message.strip_prefix("Unrecognized node type: ") {
         let t = t.trim();
         find(&|n| n.get("type").and_then(Value::as_str) == Some(t))
             .map(|i| format!("/nodes/{i}/type"))
@@ -432,6 +464,17 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_member_of_the_request_body_is_located_in_the_program() {
+        let p = refusal(
+            "request/body/settings/saveDataErrorExecution Invalid enum value. Expected 'all' | 'none', received 'sometimes'",
+            &program(),
+        );
+        assert_eq!(p.location.as_deref(), Some("/settings/saveDataErrorExecution"));
+        let p = refusal("request/body/nodes/0/notes Expected string, received number", &program());
+        assert_eq!(p.location.as_deref(), Some("/nodes/0/notes"));
+    }
+
+    #[test]
     fn refusals_are_located_at_the_node_they_name() {
         let at = |m: &str| refusal(m, &program()).location;
         assert_eq!(
@@ -474,7 +517,10 @@ mod tests {
 
     #[test]
     fn owned_names_differ_per_run_and_reveal_nothing() {
-        let (a, b) = (owned_name(&program()), owned_name(&program()));
+        let (a, b) = (
+            owned_name(RUN_PREFIX, &program()),
+            owned_name(RUN_PREFIX, &program()),
+        );
         assert!(a.starts_with("pilotage-") && a.len() == 25, "{a}");
         assert_ne!(a, b);
     }

@@ -9,6 +9,7 @@ mod client;
 mod mapping;
 mod mistral;
 mod n8n;
+mod n8n_agreement;
 mod n8n_create;
 mod named;
 mod probe;

@@ -74,6 +74,7 @@ fn rules() -> RuleTable {
         "missing_parameter",
         "invalid_value",
         "malformed_expression",
+        "invalid_structure",
         "unexpected_parameter",
     ]
     .iter()

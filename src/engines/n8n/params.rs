@@ -124,6 +124,24 @@ pub fn check_level(
     values
 }
 
+/// A number against the bounds its description gives
+/// (`typeOptions.minValue` / `maxValue`): outside them the node misbehaves
+/// (a Loop Over Items of batch size 0 never ends) or fails at run time.
+fn check_bounds(p: &Value, name: &str, v: &Value, at: &str, out: &mut Vec<RawProblem>) {
+    let (Some(value), Some(options)) = (v.as_f64(), p.get("typeOptions")) else {
+        return;
+    };
+    let bound = |key: &str| options.get(key).and_then(Value::as_f64);
+    let text = if let Some(min) = bound("minValue").filter(|min| value < *min) {
+        format!("parameter '{name}' value {v} is below its minimum {min}")
+    } else if let Some(max) = bound("maxValue").filter(|max| value > *max) {
+        format!("parameter '{name}' value {v} is above its maximum {max}")
+    } else {
+        return;
+    };
+    out.push(RawProblem::error_at(text, at.to_string()));
+}
+
 /// One given value against its property.
 #[allow(clippy::too_many_arguments)]
 fn check_value(
@@ -162,6 +180,7 @@ fn check_value(
             }
         }
         "number" if !v.is_number() => wrong_type("number", out),
+        "number" => check_bounds(p, name, v, at, out),
         "boolean" if !v.is_boolean() => wrong_type("boolean", out),
         "options" => check_option(p, name, v, at, out),
         "multiOptions" => match v.as_array() {

@@ -208,7 +208,7 @@ mod tests {
                 .unwrap()
                 .starts_with("3 item(s) not shown")
         );
-        assert!(trace < TRACE_ITEM_BYTES && trace >= TRACE_ITEM_BYTES - NODE_ITEM_BYTES);
+        assert!((TRACE_ITEM_BYTES - NODE_ITEM_BYTES..TRACE_ITEM_BYTES).contains(&trace));
         // An exhausted trace budget shows nothing more, and says so.
         let mut spent = 0;
         let none = shown_output(&task, &[6], &mut spent);

@@ -414,7 +414,8 @@ pub(super) fn refusal(message: &str, program: &Value) -> RawProblem {
     // The public API's schema check names the member it refuses:
     // `request/body/nodes/0/position Expected array, received string`.
     let location = if let Some(rest) = message.strip_prefix("request/body/") {
-        rest.split_once(' ').map(|(pointer, _)| format!("/{pointer}"))
+        rest.split_once(' ')
+            .map(|(pointer, _)| format!("/{pointer}"))
     } else if let Some(t) = message.strip_prefix("Unrecognized node type: ") {
         let t = t.trim();
         find(&|n| n.get("type").and_then(Value::as_str) == Some(t))
@@ -469,8 +470,14 @@ mod tests {
             "request/body/settings/saveDataErrorExecution Invalid enum value. Expected 'all' | 'none', received 'sometimes'",
             &program(),
         );
-        assert_eq!(p.location.as_deref(), Some("/settings/saveDataErrorExecution"));
-        let p = refusal("request/body/nodes/0/notes Expected string, received number", &program());
+        assert_eq!(
+            p.location.as_deref(),
+            Some("/settings/saveDataErrorExecution")
+        );
+        let p = refusal(
+            "request/body/nodes/0/notes Expected string, received number",
+            &program(),
+        );
         assert_eq!(p.location.as_deref(), Some("/nodes/0/notes"));
     }
 

@@ -4,10 +4,12 @@
 //! `legacy-engine` (or, in external mode, a whole deployment behind a load
 //! balancer); `mistral_v2` binds the vectors that apply to `mistral/v2`
 //! programs, in front of the real Mistral, and `n8n_v1` those that apply to
-//! `n8n/v1` programs, in front of a real n8n, the vectors whose body both
-//! share written once in `binding`. `support` holds what all read;
+//! `n8n/v1` programs, in front of a real n8n: each of the two is a table
+//! (its programs, expectations and engine-side observations) and every
+//! body is written once in `binding`. `support` holds what all read;
 //! `registry` checks every server vector has a test here and a row in
-//! `docs/conformance.md`.
+//! `docs/conformance.md`; `shipped` checks the configurations the vectors
+//! run against are the shipped ones.
 
 #[path = "../common/mod.rs"]
 mod common;

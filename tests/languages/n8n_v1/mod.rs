@@ -178,7 +178,12 @@ impl LoopLanguage for N8nV1 {
         let ids: Vec<&str> = steps.iter().filter_map(|s| s["id"].as_str()).collect();
         assert_eq!(ids, ["Start", "Greet"], "{steps:?}");
         assert_eq!(steps[1]["calls"], "n8n-nodes-base.set");
-        assert_eq!(steps[1]["output"], json!({"items": [1]}), "{steps:?}");
+        // The node's items themselves, with their count per output.
+        assert_eq!(
+            steps[1]["output"],
+            json!({"items": [1], "data": [[{"greeting": "hello ada"}]]}),
+            "{steps:?}"
+        );
         // The run's workflow was created in the caller's n8n project and
         // deleted again (other tests may be running their own meanwhile).
         assert!(after.is_array(), "{after}");

@@ -169,8 +169,10 @@ pub struct N8nEnv {
     _turn: OwnedMutexGuard<()>,
 }
 
-/// The turn of one environment among those of this test binary.
-async fn turn() -> OwnedMutexGuard<()> {
+/// The turn of one user of n8n among the tests of this test binary (an
+/// environment, or a test of the adapter itself): each checks that nothing
+/// is left behind in a tenant, which another's run in flight would break.
+pub async fn turn() -> OwnedMutexGuard<()> {
     static TURN: OnceLock<Arc<Mutex<()>>> = OnceLock::new();
     TURN.get_or_init(|| Arc::new(Mutex::new(())))
         .clone()

@@ -18,10 +18,6 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// One test at a time: each checks that nothing is left behind, which a
-/// run of another test in flight would break.
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 /// n8n's base URL and its home, or `None` (said) when none runs.
 fn n8n() -> Option<(String, PathBuf)> {
     static FOUND: OnceLock<Option<(String, PathBuf)>> = OnceLock::new();
@@ -168,7 +164,7 @@ async fn run(
 #[tokio::test(flavor = "multi_thread")]
 async fn the_catalog_lists_node_types_with_a_stable_version() {
     let Some((url, home)) = n8n() else { return };
-    let _one = ONE_AT_A_TIME.lock().await;
+    let _one = crate::common::n8n_gateway::turn().await;
     let engine = adapter(&url, &home);
     let CatalogFetch::Fresh { etag, capabilities } = engine.catalog("alpha", None).await.unwrap()
     else {
@@ -227,7 +223,7 @@ async fn the_catalog_lists_node_types_with_a_stable_version() {
 #[tokio::test(flavor = "multi_thread")]
 async fn checks_find_node_mistakes_and_pass_valid_workflows() {
     let Some((url, home)) = n8n() else { return };
-    let _one = ONE_AT_A_TIME.lock().await;
+    let _one = crate::common::n8n_gateway::turn().await;
     let engine = adapter(&url, &home);
     let found = engine
         .check("alpha", &corpus("broken/http-missing-url.json"), None)
@@ -267,7 +263,7 @@ async fn checks_find_node_mistakes_and_pass_valid_workflows() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_succeeds_with_its_input_events_and_result() {
     let Some((url, home)) = n8n() else { return };
-    let _one = ONE_AT_A_TIME.lock().await;
+    let _one = crate::common::n8n_gateway::turn().await;
     let engine = adapter(&url, &home);
     let reply = run(&engine, "alpha", &greeting(), json!({"who": "world"}), 60).await;
     assert_eq!(reply.state, RunState::Completed, "{reply:?}");
@@ -300,7 +296,7 @@ async fn a_run_succeeds_with_its_input_events_and_result() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_past_its_deadline_is_stopped() {
     let Some((url, home)) = n8n() else { return };
-    let _one = ONE_AT_A_TIME.lock().await;
+    let _one = crate::common::n8n_gateway::turn().await;
     let engine = adapter(&url, &home);
     let started = std::time::Instant::now();
     let reply = run(&engine, "alpha", &waiting(30), Value::Null, 3).await;
@@ -313,7 +309,7 @@ async fn a_run_past_its_deadline_is_stopped() {
 #[tokio::test(flavor = "multi_thread")]
 async fn n8n_refusals_are_rejected_with_located_problems() {
     let Some((url, home)) = n8n() else { return };
-    let _one = ONE_AT_A_TIME.lock().await;
+    let _one = crate::common::n8n_gateway::turn().await;
     let engine = adapter(&url, &home);
     let reply = run(
         &engine,
@@ -365,7 +361,7 @@ async fn n8n_refusals_are_rejected_with_located_problems() {
 #[tokio::test(flavor = "multi_thread")]
 async fn beta_cannot_see_alphas_runs() {
     let Some((url, home)) = n8n() else { return };
-    let _one = ONE_AT_A_TIME.lock().await;
+    let _one = crate::common::n8n_gateway::turn().await;
     let engine = std::sync::Arc::new(adapter(&url, &home));
     let alphas = {
         let engine = engine.clone();
@@ -420,7 +416,7 @@ async fn beta_cannot_see_alphas_runs() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_health_probe_answers() {
     let Some((url, home)) = n8n() else { return };
-    let _one = ONE_AT_A_TIME.lock().await;
+    let _one = crate::common::n8n_gateway::turn().await;
     assert!(adapter(&url, &home).healthy().await);
     assert!(!adapter("http://127.0.0.1:1", &home).healthy().await);
 }

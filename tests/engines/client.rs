@@ -9,7 +9,7 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use pilotage_gateway::config::Config;
 use pilotage_gateway::engines::rest::EngineClient;
-use pilotage_gateway::engines::{CatalogFetch, EngineError};
+use pilotage_gateway::engines::{CatalogFetch, Engine, EngineError};
 use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;

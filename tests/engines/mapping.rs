@@ -7,8 +7,8 @@
 use crate::common::{ACME_OPS, Engine, TestEnv, apply_dialect, repo_path, write_program};
 use pilotage_gateway::classify::{ClassifyContext, EngineProblem, RuleTable, Severity};
 use pilotage_gateway::config::Config;
-use pilotage_gateway::engines::RunState;
 use pilotage_gateway::engines::rest::EngineClient;
+use pilotage_gateway::engines::{Engine as _, RunState};
 use serde_json::json;
 use std::collections::HashMap;
 use std::time::Duration;

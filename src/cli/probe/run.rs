@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::engines::json_path::{pick, value_text};
 use crate::engines::profile::{ArmMeaning, EngineProfile, EventKind};
 use crate::engines::rest::EngineClient;
-use crate::engines::{EngineError, RunState};
+use crate::engines::{Engine, EngineError, RunState};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::time::Duration;

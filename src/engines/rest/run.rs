@@ -9,34 +9,13 @@ use super::mapping::{RunMeaning, Runner};
 use super::reply::ReplyPaths;
 use super::transport::Call;
 use super::{EngineClient, EngineError, RunReply, RunState, decode};
-use crate::engines::async_run::{self, RunOrder, Submitted};
+use crate::engines::async_run::{RunOrder, Submitted};
 use crate::engines::json_path::{pick, value_text};
 use reqwest::Method;
 use serde_json::Value;
 use std::time::Duration;
 
 impl EngineClient {
-    /// Runs a program. `deadline` bounds the engine's run and, with a margin,
-    /// our wait for its answer.
-    pub async fn run(
-        &self,
-        tenant: &str,
-        program: &Value,
-        input: &Value,
-        context: Option<&Value>,
-        dry_run: bool,
-        deadline: Duration,
-    ) -> Result<RunReply, EngineError> {
-        let order = RunOrder {
-            program,
-            input,
-            context,
-            dry_run,
-            deadline,
-        };
-        async_run::run(self, tenant, &order).await
-    }
-
     /// The runner call and what its answer says: the whole reply (a
     /// refusal, or a synchronous runner's result), or the run an
     /// asynchronous runner started.

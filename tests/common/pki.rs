@@ -152,8 +152,10 @@ impl Nginx {
         let port = free_port();
         let d = pki.dir.display();
         let user = if is_root() { "user root root;" } else { "" };
+        // One process, no workers: killing it on drop leaves nothing
+        // behind (a killed master would orphan its workers).
         let conf = format!(
-            "{user}\ndaemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/nginx.err warn;\n\
+            "{user}\ndaemon off;\nmaster_process off;\npid {d}/nginx.pid;\nerror_log {d}/nginx.err warn;\n\
              events {{ worker_connections 64; }}\n\
              http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
                fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\

@@ -68,10 +68,12 @@ fn start_nginx(dir: &Path, name: &str, conf: &str, port: u16) -> Nginx {
         .arg("-u")
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    // One process, no workers: killing it on drop leaves nothing behind (a
+    // killed master would orphan its workers).
     let globals = if root {
-        "daemon off; user root root;"
+        "daemon off; master_process off; user root root;"
     } else {
-        "daemon off;"
+        "daemon off; master_process off;"
     };
     let mut child = Command::new(nginx)
         .arg("-p")

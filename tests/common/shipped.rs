@@ -1,16 +1,14 @@
 //! The shipped configurations as the suites run them.
 //!
-//! Each file under `tests/configs/` stands for one shipped configuration
-//! (`stands_for`, relative to the file) and overlays it with what a test
-//! machine must change: addresses, ports, paths, secrets and keys, nothing
-//! else ([`differences`] and [`ALLOWED`]; the vectors' `shipped` module fails
-//! on any other key). So a shipped default that breaks a vector fails the
-//! suite run against that configuration (`PILOTAGE_TEST_SHIPPED=<name>`,
-//! in `scripts/test`).
-//!
-//! Two members of an overlay are the suite's, not the gateway's, and are
-//! never merged: `stands_for`, and `engine_dialect` (the REST dialect the
-//! reference engine is started with for it).
+//! Each file under `tests/configs/` overlays the shipped configuration of
+//! the same name under `deploy/` with what a test machine must change:
+//! addresses, ports, paths, secrets and keys, nothing else ([`differences`]
+//! and [`ALLOWED`]; the vectors' `shipped` module fails on any other key).
+//! So a shipped default that breaks a vector fails the suite run against
+//! that configuration (`PILOTAGE_TEST_SHIPPED=<file stem>`, in
+//! `scripts/test`). A configuration for the engine's REST dialect `x` is
+//! named `gateway.dialect-x.toml`: the reference engine is started on that
+//! dialect for it.
 
 use pilotage_gateway::config::Config;
 use std::path::{Path, PathBuf};
@@ -18,6 +16,8 @@ use toml::Value;
 
 /// The folder of the overlays.
 pub const FOLDER: &str = "tests/configs";
+/// The folder of the shipped configurations they overlay.
+pub const SHIPPED_FOLDER: &str = "deploy";
 
 /// Keys an overlay may set, as dotted paths; `*` matches one segment (a
 /// table key or an array index) and a trailing `**` everything below.
@@ -69,7 +69,7 @@ pub struct Shipped {
 }
 
 impl Shipped {
-    /// The overlay `tests/configs/<name>.toml` over the file it stands for.
+    /// The overlay `tests/configs/<name>.toml` over `deploy/<name>.toml`.
     pub fn load(name: &str) -> Shipped {
         Self::from_overlay(&super::repo_path(&format!("{FOLDER}/{name}.toml")))
     }
@@ -80,29 +80,25 @@ impl Shipped {
                 std::fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
             toml::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", p.display()))
         };
-        let mut overlay = read(overlay_path);
-        let table = overlay.as_table_mut().expect("an overlay is a table");
-        let stands_for = table
-            .remove("stands_for")
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_else(|| {
+        let name = overlay_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("an overlay's file name");
+        let path = super::repo_path(&format!("{SHIPPED_FOLDER}/{name}"))
+            .canonicalize()
+            .unwrap_or_else(|e| {
                 panic!(
-                    "{} names no `stands_for`: every test configuration stands for a shipped one",
+                    "{}: every test configuration overlays the shipped file of its name, {SHIPPED_FOLDER}/{name}: {e}",
                     overlay_path.display()
                 )
             });
-        let dialect = table
-            .remove("engine_dialect")
-            .and_then(|v| v.as_str().map(str::to_string));
-        let path = overlay_path
-            .parent()
-            .expect("a folder")
-            .join(stands_for)
-            .canonicalize()
-            .unwrap_or_else(|e| panic!("{}: stands_for: {e}", overlay_path.display()));
+        let dialect = name
+            .strip_prefix("gateway.dialect-")
+            .and_then(|rest| rest.strip_suffix(".toml"))
+            .map(str::to_string);
         let shipped = read(&path);
         let mut merged = shipped.clone();
-        merge(&mut merged, overlay);
+        merge(&mut merged, read(overlay_path));
         Shipped {
             path,
             shipped,

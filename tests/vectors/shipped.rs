@@ -1,6 +1,7 @@
 //! The configurations the vectors run against are the shipped ones: every
-//! file under `tests/configs/` stands for a shipped configuration and differs
-//! from it only in addresses, ports, paths, secrets and keys, and every
+//! file under `tests/configs/` overlays the shipped configuration of its
+//! name under `deploy/` and differs from it only in addresses, ports,
+//! paths, secrets and keys, and every
 //! shipped gateway configuration of the legacy engine has such a file (the
 //! vectors run against each in `scripts/test`).
 
@@ -62,14 +63,11 @@ fn a_behaviour_key_in_an_overlay_is_caught() {
         crate::common::ports::rand_suffix()
     ));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let overlay = dir.join("sneaky.toml");
-    let target = repo_path("deploy/gateway.local.toml");
+    // Named after the demo's file, so it overlays deploy/gateway.local.toml.
+    let overlay = dir.join("gateway.local.toml");
     std::fs::write(
         &overlay,
-        format!(
-            "stands_for = {:?}\n[server]\nlisten = \"127.0.0.1:0\"\n[cache]\nread_only_catalog_staleness_ms = 1000\n[limits.anonymous]\nburst = 5000\n",
-            target.display().to_string()
-        ),
+        "[server]\nlisten = \"127.0.0.1:0\"\n[cache]\nread_only_catalog_staleness_ms = 1000\n[limits.anonymous]\nburst = 5000\n",
     )
     .expect("write overlay");
     let disallowed = Shipped::from_overlay(&overlay).disallowed();

@@ -39,17 +39,7 @@ pub fn events(execution: &Value) -> Vec<Value> {
                     .filter(|d| !d.is_empty());
                 let failed = error.is_some()
                     || task.get("executionStatus").and_then(Value::as_str) == Some("error");
-                let items: Vec<usize> = task
-                    .pointer("/data/main")
-                    .and_then(Value::as_array)
-                    .map(|outputs| {
-                        outputs
-                            .iter()
-                            .map(|o| o.as_array().map_or(0, Vec::len))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let output = shown_output(task, &items, &mut trace_budget);
+                let output = shown_output(task, &mut trace_budget);
                 let error = match (error, description) {
                     (Some(message), Some(description)) => Some(format!("{message}: {description}")),
                     (error, _) => error,
@@ -60,7 +50,7 @@ pub fn events(execution: &Value) -> Vec<Value> {
                     "status": if failed { "error" } else { "success" },
                     "started_ms": task.get("startTime").cloned().unwrap_or(Value::Null),
                     "duration_ms": task.get("executionTime").cloned().unwrap_or(Value::Null),
-                    "items": items,
+                    "items": output["items"].clone(),
                     "output": output,
                     "error": error,
                 });
@@ -81,17 +71,20 @@ pub fn events(execution: &Value) -> Vec<Value> {
 /// A node run's output as its step shows it: the item count per output,
 /// and each output's items (their `json`) while the node's and the trace's
 /// byte budgets last; what does not fit is counted in `truncated`.
-fn shown_output(task: &Value, counts: &[usize], trace_budget: &mut usize) -> Value {
+fn shown_output(task: &Value, trace_budget: &mut usize) -> Value {
     let mut node_budget = NODE_ITEM_BYTES.min(*trace_budget);
     let mut left_out = 0usize;
+    let mut counts = Vec::new();
     let outputs: Vec<Value> = task
         .pointer("/data/main")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .map(|output| {
+            let items = output.as_array().map_or(&[][..], Vec::as_slice);
+            counts.push(items.len());
             let mut shown = Vec::new();
-            for item in output.as_array().into_iter().flatten() {
+            for item in items {
                 let json = item.get("json").cloned().unwrap_or(Value::Null);
                 let size = serde_json::to_string(&json).map_or(usize::MAX, |t| t.len());
                 if left_out == 0 && size <= node_budget {
@@ -195,7 +188,7 @@ mod tests {
             .collect();
         let task = json!({"data": {"main": [items]}});
         let mut trace = TRACE_ITEM_BYTES;
-        let output = shown_output(&task, &[6], &mut trace);
+        let output = shown_output(&task, &mut trace);
         let shown = output["data"][0].as_array().unwrap().len();
         assert_eq!(
             shown, 3,
@@ -211,7 +204,7 @@ mod tests {
         assert!((TRACE_ITEM_BYTES - NODE_ITEM_BYTES..TRACE_ITEM_BYTES).contains(&trace));
         // An exhausted trace budget shows nothing more, and says so.
         let mut spent = 0;
-        let none = shown_output(&task, &[6], &mut spent);
+        let none = shown_output(&task, &mut spent);
         assert_eq!(none["data"][0], json!([]));
         assert!(none["truncated"].as_str().unwrap().starts_with("6 item(s)"));
     }

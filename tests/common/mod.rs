@@ -270,7 +270,7 @@ pub fn repo_path(rel: &str) -> PathBuf {
 }
 
 impl TestEnv {
-    /// The conformance configuration, or the shipped configuration that
+    /// The feature configuration, or the shipped configuration that
     /// `PILOTAGE_TEST_SHIPPED` names (see [`shipped`]).
     pub async fn start() -> TestEnv {
         match shipped::selected() {
@@ -300,9 +300,9 @@ impl TestEnv {
         })
     }
 
-    /// A gateway from the shipped configuration `tests/configs/<name>.toml`
-    /// stands for, changed only as that overlay says (and the addresses of
-    /// this run's engine and Redis), in front of a fresh engine of its dialect.
+    /// A gateway from the shipped `deploy/<name>.toml`, changed only as
+    /// `tests/configs/<name>.toml` says (and the addresses of this run's
+    /// engine and Redis), in front of a fresh engine of its dialect.
     pub async fn shipped(name: &str) -> TestEnv {
         let shipped = shipped::Shipped::load(name);
         let engine = match &shipped.dialect {

@@ -61,6 +61,10 @@ pub struct LanguageConfig {
     /// Catalog page size cap.
     #[serde(default = "default_page")]
     pub catalog_page_limit: usize,
+    /// The deadline of a run held by a task (MCP Tasks), which may outlive
+    /// its request; a plain execute keeps the engine's `run_deadline_ms`.
+    #[serde(default = "default_task_run_deadline_ms")]
+    pub task_run_deadline_ms: u64,
 }
 
 fn default_kind() -> String {
@@ -74,6 +78,9 @@ fn default_execution() -> String {
 }
 fn default_trace() -> String {
     "full".into()
+}
+fn default_task_run_deadline_ms() -> u64 {
+    3_600_000
 }
 fn default_retention() -> String {
     "PT24H".into()

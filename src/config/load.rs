@@ -101,6 +101,7 @@ impl Config {
         found.extend(self.engine_problems());
         found.extend(self.store.problems(engine_timeout, is_file));
         found.extend(self.cache.validate());
+        found.extend(self.tasks.validate());
         found.extend(self.auth.problems());
         found.extend(self.telemetry.problems());
         found.extend(self.limits.validate(&key_names));

@@ -24,6 +24,7 @@ mod secrets;
 pub mod server;
 pub mod store;
 mod store_check;
+pub mod tasks;
 
 pub use auth::{AnonymousScope, ApiKeyConfig, AuthConfig};
 pub use engine::{DEFAULT_ENGINE, EngineConfig};
@@ -53,6 +54,9 @@ pub struct Config {
     /// Byte budgets of the in-process caches.
     #[serde(default)]
     pub cache: cache::CacheConfig,
+    /// Runs that outlive their request (MCP Tasks).
+    #[serde(default)]
+    pub tasks: tasks::TasksConfig,
     /// The default engine: the one a `[[language]]` runs on when it names
     /// none, and the only one of a configuration without `[engines.NAME]`.
     pub engine: EngineConfig,

@@ -16,7 +16,6 @@ use crate::config::EngineConfig;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::ops::Deref;
-use std::time::Duration;
 
 /// The adapter of one engine whose own part is `P`.
 #[derive(Clone)]
@@ -140,23 +139,8 @@ where
         P::check(self, tenant, program, context).await
     }
 
-    async fn run(
-        &self,
-        tenant: &str,
-        program: &Value,
-        input: &Value,
-        context: Option<&Value>,
-        dry_run: bool,
-        deadline: Duration,
-    ) -> Result<RunReply, EngineError> {
-        let order = RunOrder {
-            program,
-            input,
-            context,
-            dry_run,
-            deadline,
-        };
-        async_run::run(self, tenant, &order).await
+    async fn run(&self, tenant: &str, order: &RunOrder<'_>) -> Result<RunReply, EngineError> {
+        async_run::run(self, tenant, order).await
     }
 }
 

@@ -3,7 +3,8 @@
 //! status with doubling waits until it ends or the operation's deadline
 //! passes; an ended run is read into the reply, one past its deadline is
 //! cancelled and answered `TimedOut` with the events the engine holds so
-//! far; last, whatever the submission created is cleaned up. An adapter
+//! far; last, whatever the submission created is cleaned up. A run asked
+//! to stop (a task's cancel) is cut short the same way, at once. An adapter
 //! writes only its engine's steps ([`AsyncRun`]): its endpoints, its wire
 //! shapes and the mapping of its states and events.
 
@@ -11,6 +12,7 @@ use super::pacing::Pacing;
 use super::{EngineError, RawProblem, RunReply, RunState};
 use serde_json::Value;
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// A run as `Engine::run` asks for it.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +23,18 @@ pub struct RunOrder<'a> {
     pub dry_run: bool,
     /// The operation's deadline.
     pub deadline: Duration,
+    /// Cancelled when the run must stop before its deadline.
+    pub stop: Option<&'a CancellationToken>,
+}
+
+impl RunOrder<'_> {
+    /// Resolves once the run is asked to stop; never without a stop.
+    async fn stopped(&self) {
+        match self.stop {
+            Some(stop) => stop.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
 }
 
 /// What a submission came to.
@@ -61,6 +75,14 @@ pub trait AsyncRun: Sync {
     /// Why this engine cannot run a program dry, if it cannot.
     fn no_dry_run(&self) -> Option<&'static str> {
         None
+    }
+
+    /// Whether the submission's answer is the run's end (a synchronous
+    /// runner): then a stop abandons the submission itself, which the
+    /// engine sees as its caller gone. Otherwise a submission is let finish,
+    /// so that a started run is known and can be cancelled.
+    fn submission_is_the_run(&self) -> bool {
+        false
     }
 
     /// Submits the program (never asked for a dry run it cannot do).
@@ -128,58 +150,106 @@ pub async fn run<A: AsyncRun>(
     {
         return Err(EngineError::Failed(why.into()));
     }
-    let (run, status) = match steps.submit(tenant, order).await? {
+    let submitted = if steps.submission_is_the_run() {
+        tokio::select! {
+            submitted = steps.submit(tenant, order) => submitted?,
+            () = order.stopped() => return Ok(abandoned()),
+        }
+    } else {
+        steps.submit(tenant, order).await?
+    };
+    let (run, status) = match submitted {
         Submitted::Answered(reply) => return Ok(reply),
         Submitted::Started(run) => (run, None),
         Submitted::Ended(run, status) => (run, Some(status)),
     };
-    let status = match status {
-        Some(status) => Ok(Some(status)),
-        None => poll(steps, tenant, &run, steps.until(asked, order)).await,
+    let polled = match status {
+        Some(status) => Ok(Polled::Ended(status)),
+        None => poll(steps, tenant, &run, order, steps.until(asked, order)).await,
     };
-    let reply = match status {
-        Ok(Some(status)) => steps.finish(tenant, order, &run, status).await,
-        Ok(None) => Ok(cut_short(steps, tenant, &run).await),
+    let reply = match polled {
+        Ok(Polled::Ended(status)) => steps.finish(tenant, order, &run, status).await,
+        Ok(Polled::PastDeadline) => Ok(cut_short(steps, tenant, &run, false).await),
+        Ok(Polled::Stopped) => Ok(cut_short(steps, tenant, &run, true).await),
         Err(e) => Err(e),
     };
     steps.clean_up(tenant, &run, &reply).await;
     reply
 }
 
-/// The run's final status, or `None` when `until` passed first.
+/// Where the status reads ended.
+enum Polled {
+    Ended(Value),
+    PastDeadline,
+    Stopped,
+}
+
+/// Reads the run's status until it ends, `until` passes or the order's stop.
 async fn poll<A: AsyncRun>(
     steps: &A,
     tenant: &str,
     run: &A::Run,
+    order: &RunOrder<'_>,
     until: Instant,
-) -> Result<Option<Value>, EngineError> {
+) -> Result<Polled, EngineError> {
     let pacing = steps.pacing();
     let mut wait = pacing.first;
     loop {
         let left = until.saturating_duration_since(Instant::now());
-        tokio::time::sleep(wait.min(left)).await;
+        tokio::select! {
+            () = tokio::time::sleep(wait.min(left)) => {}
+            () = order.stopped() => return Ok(Polled::Stopped),
+        }
         let status = steps.status(tenant, run).await?;
         if steps.ended(&status) {
-            return Ok(Some(status));
+            return Ok(Polled::Ended(status));
         }
         if Instant::now() >= until {
-            return Ok(None);
+            return Ok(Polled::PastDeadline);
         }
         wait = pacing.next(wait);
     }
 }
 
-/// The deadline passed: cancel, and answer timed out with the events the
-/// engine holds so far.
-async fn cut_short<A: AsyncRun>(steps: &A, tenant: &str, run: &A::Run) -> RunReply {
+/// The deadline passed or a stop came: cancel, and answer timed out with
+/// the events the engine holds so far.
+async fn cut_short<A: AsyncRun>(steps: &A, tenant: &str, run: &A::Run, stopped: bool) -> RunReply {
     let cancelled = steps.cancel(tenant, run).await;
     let events = steps.events_so_far(tenant, run).await;
+    let error = if stopped {
+        stopped_error(cancelled)
+    } else {
+        steps.timed_out(cancelled)
+    };
     RunReply {
         engine_run_id: Some(steps.run_id(run).to_string()),
         state: RunState::TimedOut,
         result: Value::Null,
-        error: Some(steps.timed_out(cancelled)),
+        error: Some(error),
         events,
+        problems: Vec::new(),
+    }
+}
+
+fn stopped_error(cancelled: bool) -> String {
+    if cancelled {
+        "the run was cancelled on request; the engine stopped it".into()
+    } else {
+        "the run was cancelled on request; the engine did not confirm that it stopped".into()
+    }
+}
+
+/// A synchronous run whose caller stopped waiting: the engine sees its
+/// caller gone; what it did until then is unknown.
+fn abandoned() -> RunReply {
+    RunReply {
+        engine_run_id: None,
+        state: RunState::TimedOut,
+        result: Value::Null,
+        error: Some(
+            "the run was cancelled on request; its request to the engine was abandoned, so steps it began may have taken effect".into(),
+        ),
+        events: Vec::new(),
         problems: Vec::new(),
     }
 }
@@ -274,6 +344,7 @@ mod tests {
             context: None,
             dry_run: false,
             deadline: Duration::from_millis(deadline_ms),
+            stop: None,
         };
         let reply = run(&script, "acme", &order).await.unwrap();
         (reply, script.seen.into_inner().unwrap())

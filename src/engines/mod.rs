@@ -24,6 +24,7 @@ pub mod registry;
 pub mod rest;
 pub mod transport;
 
+pub use async_run::RunOrder;
 use profile::EngineProfile;
 use serde_json::Value;
 use std::sync::Arc;
@@ -155,16 +156,9 @@ pub trait Engine: Send + Sync {
         context: Option<&Value>,
     ) -> Result<Vec<RawProblem>, EngineError>;
 
-    /// Runs a program to a terminal state within `deadline`.
-    async fn run(
-        &self,
-        tenant: &str,
-        program: &Value,
-        input: &Value,
-        context: Option<&Value>,
-        dry_run: bool,
-        deadline: Duration,
-    ) -> Result<RunReply, EngineError>;
+    /// Runs `order`'s program to a terminal state within its deadline, or
+    /// until its stop.
+    async fn run(&self, tenant: &str, order: &RunOrder<'_>) -> Result<RunReply, EngineError>;
 }
 
 /// An engine shared by every request.

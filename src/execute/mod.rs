@@ -44,6 +44,18 @@ pub struct ExecuteRequest {
     pub idempotency_key: Option<String>,
     pub test_run: Option<bool>,
     pub mode: Option<String>,
+    /// Not an argument: how a task holds its run.
+    pub terms: RunTerms,
+}
+
+/// How a run is held beyond its arguments: a task's own deadline, and the
+/// stop its cancel triggers.
+#[derive(Debug, Default, Clone)]
+pub struct RunTerms {
+    /// Replaces the language's `run_deadline_ms`.
+    pub deadline: Option<Duration>,
+    /// Cancelled when the run must stop (the task was cancelled).
+    pub stop: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// Why a passing caller (an anonymous request without a session or key) is
@@ -116,7 +128,7 @@ async fn executed(ex: &Exec<'_>) -> Result<Value, RequestError> {
         ex.principal,
         &key,
         request::fingerprint(req),
-        Duration::from_millis(ex.lang.engine_config.run_deadline_ms),
+        ex.deadline(),
         request::dedup_window(ex.lang),
     );
     if let Some(recorded) = claim.settle(gw).await? {
@@ -135,6 +147,15 @@ struct Exec<'a> {
     req: &'a ExecuteRequest,
     run_id: String,
     checked: request::Checked,
+}
+
+impl Exec<'_> {
+    /// The run's deadline: a task's own, else the language's.
+    fn deadline(&self) -> Duration {
+        self.req.terms.deadline.unwrap_or(Duration::from_millis(
+            self.lang.engine_config.run_deadline_ms,
+        ))
+    }
 }
 
 /// The program that passed steps 2 and 3, with its steps as the language

@@ -8,13 +8,13 @@ use super::claim::Claim;
 use super::record::{refuse, retains};
 use super::{Exec, Finished, Halt, Runnable, store_internal_with};
 use crate::catalog::CatalogView;
-use crate::engines::{EngineError, RunReply, RunState};
+use crate::engines::{EngineError, RunOrder, RunReply, RunState};
 use crate::languages::RunEnd;
 use crate::pilotage::internal;
 use crate::pilotage::{Outcome, RequestError, RunStatus};
 use crate::validate;
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Room in the store, then the claim marked started: nothing runs that
 /// could not be recorded.
@@ -61,20 +61,17 @@ pub(super) async fn on_engine(
         .context
         .as_ref()
         .filter(|_| lang.context_schema.is_some());
-    let deadline = Duration::from_millis(lang.engine_config.run_deadline_ms);
+    let order = RunOrder {
+        program: &runnable.program,
+        input: &input,
+        context,
+        dry_run: ex.checked.test_run,
+        deadline: ex.deadline(),
+        stop: ex.req.terms.stop.as_ref(),
+    };
     let started = Instant::now();
     let in_flight = ex.gw.metrics.run_in_flight();
-    let reply = lang
-        .engine
-        .run(
-            &ex.principal.tenant,
-            &runnable.program,
-            &input,
-            context,
-            ex.checked.test_run,
-            deadline,
-        )
-        .await;
+    let reply = lang.engine.run(&ex.principal.tenant, &order).await;
     drop(in_flight);
     let answer = ended(ex, view, runnable, reply)?;
     Ok(traced(ex, runnable, answer, started))

@@ -11,6 +11,7 @@ use super::arguments::LiftedArguments;
 use super::retry_after::RetryAfter;
 use super::session::Session;
 use crate::auth::Principal;
+use crate::execute::RunTerms;
 use crate::telemetry::request_log::RequestFields;
 use crate::telemetry::trace_context::TraceContext;
 use axum::extract::ConnectInfo;
@@ -33,6 +34,8 @@ pub struct CallRequest<'a> {
     pub fields: Option<&'a RequestFields>,
     /// The request's trace context, for a call served on another task.
     pub trace: Option<&'a TraceContext>,
+    /// How an execute call's run is held (a task's deadline and stop).
+    pub terms: RunTerms,
 }
 
 impl<'a> CallRequest<'a> {
@@ -51,6 +54,7 @@ impl<'a> CallRequest<'a> {
             retry_after: extensions.get::<RetryAfter>(),
             fields: extensions.get::<RequestFields>(),
             trace: extensions.get::<TraceContext>(),
+            terms: RunTerms::default(),
         })
     }
 }

@@ -63,7 +63,7 @@ pub fn plain_call(call: PlainCall, headers: &HeaderMap) -> Option<DirectCall> {
 }
 
 /// No protocol header, or one naming a known revision before 2026-07-28.
-fn legacy_revision(headers: &HeaderMap) -> bool {
+pub fn legacy_revision(headers: &HeaderMap) -> bool {
     let mut values = headers.get_all(PROTOCOL_HEADER).iter();
     let Some(value) = values.next() else {
         return true;

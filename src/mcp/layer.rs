@@ -18,6 +18,7 @@ use super::origin::{self, BrowserGuard, Screened};
 use super::retry_after::RetryAfter;
 use super::server::PilotageServer;
 use super::session::{Session, SessionSigner};
+use super::tasks;
 use crate::auth::{AuthError, Principal, bearer};
 use crate::gateway::Gateway;
 use crate::telemetry::request_log::RequestFields;
@@ -127,7 +128,24 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
         }
     }
     let id = || carrier::readable_id(&bytes);
-    if direct.is_some() {
+    // Revision 2025-11-25's tasks, which rmcp does not know, are the
+    // front's; what that revision is told of them is added to rmcp's answers.
+    let legacy = direct::legacy_revision(&parts.headers);
+    let task_message = if legacy && parts.method == Method::POST {
+        tasks::legacy::recognise(&bytes)
+    } else {
+        None
+    };
+    let amend_method = match carrier::rpc_method(&bytes).as_deref() {
+        Some(m @ ("initialize" | "tools/list")) if legacy => Some(m.to_owned()),
+        _ => None,
+    };
+    if task_message.is_some() {
+        direct = None;
+        if let Some(method) = carrier::rpc_method(&bytes) {
+            fields.set_rpc_method(&method);
+        }
+    } else if direct.is_some() {
         fields.set_rpc_method("tools/call");
     } else if parts.method == Method::POST {
         if let Some(method) = carrier::rpc_method(&bytes) {
@@ -207,6 +225,9 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
             }
         };
     }
+    if let Some(message) = task_message {
+        return tasks::legacy::answer(&front.server, &principal, message, lifted_arguments).await;
+    }
     let issued = new_session
         .as_ref()
         .map(|session_id| front.signer.issue(session_id, &principal.scope));
@@ -222,6 +243,7 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
                 retry_after: Some(&retry_after),
                 fields: Some(&fields),
                 trace: None,
+                terms: Default::default(),
             };
             let result = front.server.call(call.params, request).await;
             direct::answer(call.id, result)
@@ -254,6 +276,9 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
         }
     };
     let mut response = carrier::normalize(response, id).await;
+    if let Some(method) = amend_method {
+        response = tasks_told(front, response, &method).await;
+    }
     retry_after.apply(&mut response);
     if let Some(token) = issued
         && response.status().is_success()
@@ -320,4 +345,25 @@ async fn verify(
 fn unauthorized(front: &Front, fields: &RequestFields, e: AuthError, id: Value) -> Response<Body> {
     fields.set_reject("unauthorized");
     super::protected_resource::refusal(e, front.gw.auth.oauth(), id)
+}
+
+/// A successful `initialize` or `tools/list` answer to a peer on an earlier
+/// revision, with what revision 2025-11-25 tells it of tasks.
+async fn tasks_told(front: &Front, response: Response<Body>, method: &str) -> Response<Body> {
+    if !response.status().is_success() {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, carrier::MAX_MESSAGE_BYTES * 16).await else {
+        return carrier::rpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Value::Null,
+            INTERNAL_ERROR,
+            "the answer could not be read back",
+        );
+    };
+    let amended = tasks::legacy::amend(&bytes, method, |tool| {
+        front.server.task_deadline(tool).is_some()
+    });
+    Response::from_parts(parts, Body::from(amended.map_or(bytes, Into::into)))
 }

@@ -16,5 +16,6 @@ mod refusal;
 pub mod retry_after;
 pub mod server;
 pub mod session;
+pub mod tasks;
 pub mod tool_list;
 pub mod tools;

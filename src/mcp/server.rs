@@ -13,14 +13,16 @@ use super::tool_list::{self, ToolRole, ToolSpec};
 use super::tools::{self, Args, envelope, manifest};
 use crate::auth::policy::Permissions;
 use crate::auth::{Principal, Reach};
+use crate::execute::RunTerms;
 use crate::gateway::Gateway;
 use crate::pilotage::{EXTENSION_ID, VERSION};
 use crate::telemetry::tool_call::{self, ToolScope};
 use crate::telemetry::trace_context::TraceContext;
 use axum::http::request::Parts;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, DiscoverResult, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, Tool,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, DiscoverResult, GetTaskParams,
+    GetTaskResult, InitializeRequestParams, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -43,6 +45,16 @@ struct Inner {
     surfaces: Vec<Surface>,
     /// Catalog list pages, while their version holds.
     pages: tools::catalog_pages::CatalogPages,
+    /// Runs held by MCP tasks.
+    tasks: Arc<super::tasks::Tasks>,
+}
+
+/// What a task needs to know of the execute call it holds.
+pub struct TaskCall {
+    /// The language keeps idempotency keys (a taken-over run is replayed).
+    pub idempotent: bool,
+    /// The language's retention, which caps a task's lifetime.
+    pub retention_ms: Option<u64>,
 }
 
 /// What a principal with one permission set is offered: its tools (with
@@ -74,7 +86,7 @@ impl Surface {
         let manifest = manifest::build(gw, perms, reach);
         let info: InitializeResult = serde_json::from_value(json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {"listChanged": false}, "extensions": {EXTENSION_ID: {"version": VERSION}}},
+            "capabilities": {"tools": {"listChanged": false}, "extensions": {EXTENSION_ID: {"version": VERSION}, rmcp::model::TASKS_EXTENSION_ID: {}}},
             "serverInfo": {"name": "pilotage-gateway", "version": env!("CARGO_PKG_VERSION")},
             "instructions": INSTRUCTIONS,
             "_meta": {EXTENSION_ID: {"manifest": manifest}},
@@ -102,6 +114,7 @@ impl PilotageServer {
         Ok(Self {
             inner: Arc::new(Inner {
                 pages: tools::catalog_pages::CatalogPages::new(gw.config.cache.page_bytes),
+                tasks: Arc::new(super::tasks::Tasks::new(gw.config.tasks.clone())),
                 gw,
                 surfaces,
             }),
@@ -114,14 +127,22 @@ impl PilotageServer {
         &self.inner.surfaces[perms.surface_index() + if passing { 8 } else { 0 }]
     }
 
-    /// Runs one tool call for `principal`.
-    pub async fn dispatch(
+    pub fn gateway(&self) -> &Arc<Gateway> {
+        &self.inner.gw
+    }
+
+    pub fn tasks(&self) -> &Arc<super::tasks::Tasks> {
+        &self.inner.tasks
+    }
+
+    /// The tool `name` as `principal` is offered it, with `arguments`
+    /// checked against its schema (`-32602` as in a call).
+    fn offered(
         &self,
-        name: &str,
-        arguments: serde_json::Map<String, Value>,
         principal: &Principal,
-    ) -> Result<Answer, McpError> {
-        let inner = &self.inner;
+        name: &str,
+        arguments: &Value,
+    ) -> Result<&ToolSpec, McpError> {
         let surface = self.surface(Some(principal));
         // A tool this principal is not offered does not exist for it, the
         // same answer as for a capability the language does not declare.
@@ -131,15 +152,71 @@ impl PilotageServer {
                 None,
             ));
         };
-        let args_value = Value::Object(arguments);
         if let Some(v) = surface.validators.get(name)
-            && let Some(err) = v.iter_errors(&args_value).next()
+            && let Some(err) = v.iter_errors(arguments).next()
         {
             return Err(McpError::invalid_params(
                 super::refusal::structural(spec, &err),
                 None,
             ));
         }
+        Ok(spec)
+    }
+
+    /// Whether a `tools/call` may be held by a task: only an execute tool
+    /// (any other is `-32601`, as revision 2025-11-25 asks of a tool that
+    /// does not support tasks), with arguments its schema accepts.
+    pub fn task_call(
+        &self,
+        principal: &Principal,
+        name: &str,
+        arguments: &serde_json::Map<String, Value>,
+    ) -> Result<TaskCall, McpError> {
+        let arguments = Value::Object(arguments.clone());
+        let spec = self.offered(principal, name, &arguments)?;
+        let ToolRole::Execute(language) = &spec.role else {
+            return Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("{name} cannot run as a task: only the execute tools can"),
+                None,
+            ));
+        };
+        let Some(lang) = self.inner.gw.language(language) else {
+            return Err(McpError::internal_error("language vanished", None));
+        };
+        Ok(TaskCall {
+            idempotent: lang.config.capabilities.execute.idempotency,
+            retention_ms: lang
+                .config
+                .retention_duration()
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        })
+    }
+
+    /// The run deadline of a task holding a call of the execute tool `name`.
+    pub fn task_deadline(&self, name: &str) -> Option<std::time::Duration> {
+        let spec = self.surface(None).specs.iter().find(|s| s.name() == name)?;
+        let ToolRole::Execute(language) = &spec.role else {
+            return None;
+        };
+        let lang = self.inner.gw.language(language)?;
+        Some(std::time::Duration::from_millis(
+            lang.config.task_run_deadline_ms,
+        ))
+    }
+
+    /// Runs one tool call for `principal`.
+    pub async fn dispatch(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+        principal: &Principal,
+        terms: RunTerms,
+    ) -> Result<Answer, McpError> {
+        let inner = &self.inner;
+        let surface = self.surface(Some(principal));
+        let args_value = Value::Object(arguments);
+        let spec = self.offered(principal, name, &args_value)?;
         let Value::Object(map) = args_value else {
             return Err(McpError::invalid_params(
                 "arguments must be an object",
@@ -164,7 +241,9 @@ impl PilotageServer {
                 None => return Err(McpError::internal_error("language vanished", None)),
             },
             ToolRole::Execute(l) => match language(l) {
-                Some(lang) => Box::pin(tools::execute::call(gw, &lang, principal, &args)).await,
+                Some(lang) => {
+                    Box::pin(tools::execute::call(gw, &lang, principal, &args, terms)).await
+                }
                 None => return Err(McpError::internal_error("language vanished", None)),
             },
             ToolRole::Trace(l) => match language(l) {
@@ -269,7 +348,7 @@ impl ServerHandler for PilotageServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(call) = context
+        let Some(mut call) = context
             .extensions
             .get::<Parts>()
             .and_then(CallRequest::from_parts)
@@ -279,9 +358,52 @@ impl ServerHandler for PilotageServer {
                 None,
             ));
         };
+        let client_tasks = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks());
+        if client_tasks && super::tasks::extension::may_hold(self, call.principal, &request.name) {
+            let arguments = call
+                .arguments
+                .take()
+                .or(request.arguments)
+                .unwrap_or_default();
+            return super::tasks::extension::call(self, call.principal, &request.name, arguments)
+                .await;
+        }
         self.call(request, call)
             .await
             .map(|answer| CallToolResponse::from(answer.into_result()))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let principal = principal_of(&context)
+            .ok_or_else(|| McpError::internal_error("no principal on the request", None))?;
+        super::tasks::extension::get(self, principal, &request.task_id).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let principal = principal_of(&context)
+            .ok_or_else(|| McpError::internal_error("no principal on the request", None))?;
+        super::tasks::extension::cancel(self, principal, &request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Err(McpError::invalid_params(
+            format!("task {} asks for no input", request.task_id),
+            None,
+        ))
     }
 }
 
@@ -346,7 +468,7 @@ impl PilotageServer {
                 let served = caller.serving(super::panic_guard::guarded(
                     &name,
                     scope.run(
-                        self.dispatch(&name, arguments, principal)
+                        self.dispatch(&name, arguments, principal, std::mem::take(&mut call.terms))
                             .instrument(span.clone()),
                     ),
                 ));

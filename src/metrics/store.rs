@@ -158,6 +158,27 @@ impl Store for MeteredStore {
         self.timed("list_programs", self.inner.list_programs(scope))
             .await
     }
+    async fn put_task(
+        &self,
+        scope: &str,
+        task_id: &str,
+        record: &Value,
+        ttl: Duration,
+        expected: Option<u64>,
+    ) -> Result<bool, StoreError> {
+        self.timed(
+            "put_task",
+            self.inner.put_task(scope, task_id, record, ttl, expected),
+        )
+        .await
+    }
+    async fn get_task(&self, scope: &str, task_id: &str) -> Result<Option<Value>, StoreError> {
+        self.timed("get_task", self.inner.get_task(scope, task_id))
+            .await
+    }
+    async fn list_tasks(&self, scope: &str) -> Result<Vec<Value>, StoreError> {
+        self.timed("list_tasks", self.inner.list_tasks(scope)).await
+    }
     async fn put_catalog_snapshot(
         &self,
         scope: &str,

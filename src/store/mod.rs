@@ -1,5 +1,5 @@
 //! Shared state of the gateway: retained runs, idempotency claims, promoted
-//! programs, catalog snapshots and session revocations.
+//! programs, tasks, catalog snapshots and session revocations.
 //!
 //! The gateway instances themselves are stateless (DESIGN §3): everything that
 //! must survive a request, or be visible to another instance, goes through the
@@ -300,6 +300,27 @@ pub trait Store: Send + Sync + 'static {
         scope: &str,
         catalog_version: &str,
     ) -> Result<Option<serde_json::Value>, StoreError>;
+    /// Writes a task record (`tasks/`) for `ttl`, the lifetime it has left.
+    /// `expected: None` creates it, only when no task of that id exists;
+    /// `Some(r)` replaces it only while the stored record's `revision` is
+    /// `r`, so two instances never both move one task. Whether it was
+    /// written. Task records are admitted like promoted programs.
+    async fn put_task(
+        &self,
+        scope: &str,
+        task_id: &str,
+        record: &serde_json::Value,
+        ttl: Duration,
+        expected: Option<u64>,
+    ) -> Result<bool, StoreError>;
+    /// One task of the scope; another scope's task is indistinguishable from none.
+    async fn get_task(
+        &self,
+        scope: &str,
+        task_id: &str,
+    ) -> Result<Option<serde_json::Value>, StoreError>;
+    /// Every unexpired task of the scope, in no particular order.
+    async fn list_tasks(&self, scope: &str) -> Result<Vec<serde_json::Value>, StoreError>;
     /// Mark an MCP session id as revoked (DELETE) for `ttl` (at least the token lifetime).
     async fn revoke_session(&self, session_id: &str, ttl: Duration) -> Result<(), StoreError>;
     /// Whether `revoke_session` was called for this id and has not expired.

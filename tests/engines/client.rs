@@ -111,11 +111,14 @@ async fn safe_calls_are_retried_and_a_run_start_is_not() {
     let run = client(&url, "retries = 2")
         .run(
             "acme",
-            &json!({"steps": []}),
-            &json!({}),
-            None,
-            false,
-            Duration::from_secs(1),
+            &pilotage_gateway::engines::RunOrder {
+                program: &json!({"steps": []}),
+                input: &json!({}),
+                context: None,
+                dry_run: false,
+                deadline: Duration::from_secs(1),
+                stop: None,
+            },
         )
         .await;
     assert!(
@@ -201,11 +204,14 @@ async fn waiting_for_a_free_slot_is_bounded_by_the_call_timeout() {
             engine
                 .run(
                     "acme",
-                    &json!({"steps": []}),
-                    &json!({}),
-                    None,
-                    false,
-                    Duration::from_secs(20),
+                    &pilotage_gateway::engines::RunOrder {
+                        program: &json!({"steps": []}),
+                        input: &json!({}),
+                        context: None,
+                        dry_run: false,
+                        deadline: Duration::from_secs(20),
+                        stop: None,
+                    },
                 )
                 .await
         })

@@ -145,11 +145,14 @@ async fn http_422_answers_carry_problems_at_their_paths() {
     let reply = client
         .run(
             "acme",
-            &program,
-            &json!({}),
-            None,
-            true,
-            Duration::from_secs(5),
+            &pilotage_gateway::engines::RunOrder {
+                program: &program,
+                input: &json!({}),
+                context: None,
+                dry_run: true,
+                deadline: Duration::from_secs(5),
+                stop: None,
+            },
         )
         .await
         .expect("a rejection is an answer");
@@ -193,11 +196,14 @@ async fn the_async_runner_reads_result_and_paged_log() {
     let reply = client
         .run(
             "acme",
-            &program,
-            &json!({"xs": [1, 2, 3]}),
-            None,
-            true,
-            Duration::from_secs(5),
+            &pilotage_gateway::engines::RunOrder {
+                program: &program,
+                input: &json!({"xs": [1, 2, 3]}),
+                context: None,
+                dry_run: true,
+                deadline: Duration::from_secs(5),
+                stop: None,
+            },
         )
         .await
         .expect("run");

@@ -106,11 +106,14 @@ async fn run(engine: &MistralEngine, tenant: &str, program: &str, input: Value) 
     engine
         .run(
             tenant,
-            &json!(program),
-            &input,
-            None,
-            false,
-            Duration::from_secs(60),
+            &pilotage_gateway::engines::RunOrder {
+                program: &json!(program),
+                input: &input,
+                context: None,
+                dry_run: false,
+                deadline: Duration::from_secs(60),
+                stop: None,
+            },
         )
         .await
         .unwrap_or_else(|e| panic!("the run answers: {e}"))
@@ -623,11 +626,14 @@ async fn a_run_past_its_deadline_is_cancelled() {
     let reply = engine
         .run(
             &t,
-            &json!(program),
-            &json!({}),
-            None,
-            false,
-            Duration::from_millis(1500),
+            &pilotage_gateway::engines::RunOrder {
+                program: &json!(program),
+                input: &json!({}),
+                context: None,
+                dry_run: false,
+                deadline: Duration::from_millis(1500),
+                stop: None,
+            },
         )
         .await
         .unwrap();
@@ -692,11 +698,14 @@ async fn a_create_the_validator_refuses_is_rejected_with_nothing_run() {
     match engine
         .run(
             &t,
-            &json!(HELLO),
-            &json!({"nom": "x"}),
-            None,
-            false,
-            Duration::from_secs(30),
+            &pilotage_gateway::engines::RunOrder {
+                program: &json!(HELLO),
+                input: &json!({"nom": "x"}),
+                context: None,
+                dry_run: false,
+                deadline: Duration::from_secs(30),
+                stop: None,
+            },
         )
         .await
     {
@@ -709,11 +718,14 @@ async fn a_create_the_validator_refuses_is_rejected_with_nothing_run() {
         engine
             .run(
                 &t,
-                &json!(HELLO),
-                &json!({"name": "x"}),
-                None,
-                true,
-                Duration::from_secs(5)
+                &pilotage_gateway::engines::RunOrder {
+                    program: &json!(HELLO),
+                    input: &json!({"name": "x"}),
+                    context: None,
+                    dry_run: true,
+                    deadline: Duration::from_secs(5),
+                    stop: None
+                }
             )
             .await,
         Err(EngineError::Failed(_))

@@ -151,11 +151,14 @@ async fn run(
     engine
         .run(
             tenant,
-            program,
-            &input,
-            None,
-            false,
-            Duration::from_secs(secs),
+            &pilotage_gateway::engines::RunOrder {
+                program: program,
+                input: &input,
+                context: None,
+                dry_run: false,
+                deadline: Duration::from_secs(secs),
+                stop: None,
+            },
         )
         .await
         .unwrap_or_else(|e| panic!("the run answers: {e}"))

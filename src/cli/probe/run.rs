@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::engines::json_path::{pick, value_text};
 use crate::engines::profile::{ArmMeaning, EngineProfile, EventKind};
 use crate::engines::rest::EngineClient;
-use crate::engines::{Engine, EngineError, RunState};
+use crate::engines::{Engine, EngineError, RunOrder, RunState};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -19,17 +19,15 @@ pub(super) async fn dry_run(
 ) {
     let m = client.mapping();
     let deadline = Duration::from_millis(config.engine.run_deadline_ms);
-    let reply = match client
-        .run(
-            &input.tenant,
-            &input.program,
-            &input.input,
-            None,
-            true,
-            deadline,
-        )
-        .await
-    {
+    let order = RunOrder {
+        program: &input.program,
+        input: &input.input,
+        context: None,
+        dry_run: true,
+        deadline,
+        stop: None,
+    };
+    let reply = match client.run(&input.tenant, &order).await {
         Ok(r) => r,
         Err(e) => {
             let key = match &e {

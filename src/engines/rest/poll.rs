@@ -6,7 +6,7 @@
 
 use super::answer::{error_paths, error_text, state_meaning};
 use super::body::effective_deadline;
-use super::mapping::StateMeaning;
+use super::mapping::{Runner, StateMeaning};
 use super::reply::ReplyPaths;
 use super::transport::{Answer, Call};
 use super::{EngineClient, EngineError, RunReply, decode};
@@ -56,6 +56,10 @@ impl AsyncRun for EngineClient {
         order: &RunOrder<'_>,
     ) -> Result<Submitted<String>, EngineError> {
         self.start(tenant, order).await
+    }
+
+    fn submission_is_the_run(&self) -> bool {
+        matches!(self.mapping.run.runner, Runner::Sync)
     }
 
     fn pacing(&self) -> Pacing {

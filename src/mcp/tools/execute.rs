@@ -6,7 +6,7 @@
 
 use super::{Args, Reply, ToolResult};
 use crate::auth::Principal;
-use crate::execute::{self, ExecuteRequest};
+use crate::execute::{self, ExecuteRequest, RunTerms};
 use crate::gateway::{Gateway, LanguageRuntime};
 use serde_json::Value;
 
@@ -15,6 +15,7 @@ pub async fn call(
     lang: &LanguageRuntime,
     principal: &Principal,
     args: &Args,
+    terms: RunTerms,
 ) -> ToolResult {
     let text = |k: &str| args.str(k).map(str::to_string);
     let req = ExecuteRequest {
@@ -28,6 +29,7 @@ pub async fn call(
         idempotency_key: text("idempotency_key"),
         test_run: args.value("test_run").and_then(Value::as_bool),
         mode: text("mode"),
+        terms,
     };
     let test_run = req.test_run == Some(true);
     let mut response = execute::execute(gw, lang, principal, req).await?;

@@ -12,16 +12,18 @@
 //!
 //! The checks, by subject: `runs` (ping, run records, value fidelity),
 //! `claims` (idempotency claims), `programs` (promoted programs, catalog
-//! snapshots, session revocations).
+//! snapshots, session revocations), `tasks` (task records).
 
 mod claims;
 mod programs;
 mod runs;
 mod support;
+mod tasks;
 
 pub use claims::*;
 pub use programs::*;
 pub use runs::*;
+pub use tasks::*;
 
 /// Generates one `#[tokio::test]` per conformance check for a backend.
 ///
@@ -54,6 +56,8 @@ macro_rules! store_conformance_tests {
             programs_listed_in_ref_order,
             program_expires_after_ttl,
             catalog_snapshots_round_trip_and_expire,
+            task_moves_only_from_the_revision_read,
+            tasks_listed_and_expire,
             session_revocation_round_trip_and_expires,
         );
     };

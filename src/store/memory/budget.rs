@@ -65,6 +65,7 @@ pub(super) enum Kind {
     Run,
     Idempotency,
     Program,
+    Task,
     Snapshot,
 }
 
@@ -88,6 +89,7 @@ pub(super) struct ScopeRecords {
     pub(super) idempotency: Records<IdempotencyRecord>,
     /// Ordered by ref, as `list_programs` answers.
     pub(super) programs: Records<Value>,
+    pub(super) tasks: Records<Value>,
     pub(super) snapshots: Records<Value>,
 }
 
@@ -96,6 +98,7 @@ impl ScopeRecords {
         self.runs.is_empty()
             && self.idempotency.is_empty()
             && self.programs.is_empty()
+            && self.tasks.is_empty()
             && self.snapshots.is_empty()
     }
 
@@ -105,6 +108,7 @@ impl ScopeRecords {
             Kind::Run => self.runs.remove(id).map(|e| e.weight),
             Kind::Idempotency => self.idempotency.remove(id).map(|e| e.weight),
             Kind::Program => self.programs.remove(id).map(|e| e.weight),
+            Kind::Task => self.tasks.remove(id).map(|e| e.weight),
             Kind::Snapshot => self.snapshots.remove(id).map(|e| e.weight),
         }?;
         self.bytes = self.bytes.saturating_sub(weight);
@@ -116,6 +120,7 @@ impl ScopeRecords {
             Kind::Run => self.runs.get(id)?.expires,
             Kind::Idempotency => self.idempotency.get(id)?.expires,
             Kind::Program => self.programs.get(id)?.expires,
+            Kind::Task => self.tasks.get(id)?.expires,
             Kind::Snapshot => self.snapshots.get(id)?.expires,
         }
     }
@@ -353,6 +358,9 @@ pub(super) fn idempotency(r: &mut ScopeRecords) -> &mut Records<IdempotencyRecor
 }
 pub(super) fn programs(r: &mut ScopeRecords) -> &mut Records<Value> {
     &mut r.programs
+}
+pub(super) fn tasks(r: &mut ScopeRecords) -> &mut Records<Value> {
+    &mut r.tasks
 }
 pub(super) fn snapshots(r: &mut ScopeRecords) -> &mut Records<Value> {
     &mut r.snapshots

@@ -37,7 +37,7 @@ pub use budget::MemoryLimits;
 
 use budget::{
     Admission, ENTRY_OVERHEAD, Kind, Records, ScopeRecords, State, key_bytes, programs, runs,
-    snapshots,
+    snapshots, tasks,
 };
 use claims::KeyClaims;
 use moka::future::Cache;
@@ -303,6 +303,59 @@ impl Store for MemoryStore {
                 .scopes
                 .get(scope)
                 .map(|r| r.programs.values().map(|e| Arc::clone(&e.value)).collect())
+                .unwrap_or_default()
+        };
+        Ok(listed.iter().map(|v| Value::clone(v)).collect())
+    }
+
+    async fn put_task(
+        &self,
+        scope: &str,
+        task_id: &str,
+        record: &Value,
+        ttl: Duration,
+        expected: Option<u64>,
+    ) -> Result<bool, StoreError> {
+        let weight = key_bytes(scope, task_id) + weigh::json(record);
+        let value = Arc::new(record.clone());
+        let mut state = self.purged();
+        let stored = state
+            .scopes
+            .get(scope)
+            .and_then(|r| r.tasks.get(task_id))
+            .map(|e| e.value.get("revision").and_then(Value::as_u64));
+        let admission = match (expected, stored) {
+            (None, None) => Admission::IfRoom,
+            (Some(r), Some(Some(at))) if r == at => Admission::Always,
+            _ => return Ok(false),
+        };
+        state.put(
+            &self.limits,
+            admission,
+            scope,
+            Kind::Task,
+            task_id,
+            value,
+            Some(ttl),
+            weight,
+            tasks,
+        )?;
+        Ok(true)
+    }
+
+    async fn get_task(&self, scope: &str, task_id: &str) -> Result<Option<Value>, StoreError> {
+        Ok(self
+            .get(scope, task_id, |r| &r.tasks)
+            .map(|v| Value::clone(&v)))
+    }
+
+    async fn list_tasks(&self, scope: &str) -> Result<Vec<Value>, StoreError> {
+        let listed: Vec<Arc<Value>> = {
+            let state = self.purged();
+            state
+                .scopes
+                .get(scope)
+                .map(|r| r.tasks.values().map(|e| Arc::clone(&e.value)).collect())
                 .unwrap_or_default()
         };
         Ok(listed.iter().map(|v| Value::clone(v)).collect())

@@ -26,6 +26,7 @@ pub struct RedisStore {
     pub(super) release: Script,
     pub(super) put_program: Script,
     pub(super) list_programs: Script,
+    pub(super) put_task: Script,
     _keeper: Keeper,
 }
 
@@ -61,6 +62,7 @@ impl RedisStore {
             release: Script::new(RELEASE_SCRIPT),
             put_program: Script::new(PUT_PROGRAM_SCRIPT),
             list_programs: Script::new(LIST_PROGRAMS_SCRIPT),
+            put_task: Script::new(PUT_TASK_SCRIPT),
         }
     }
 

@@ -11,6 +11,8 @@
 //! | `pilotage:v1:{scope}:idem:{key}` | `{"state":"pending",fingerprint,claimed_at_ms,attempt,started}` or `{"state":"completed",fingerprint,response,completed_at_ms,attempt}` | `PX` claim lease until started, then the dedup window |
 //! | `pilotage:v1:{{scope}}:prog:{ref}` | program record | `PX` promotion lifetime |
 //! | `pilotage:v1:{{scope}}:prog-index` | sorted set of refs, scored by their expiry (ms since the epoch) | `PX` promotion lifetime of the latest promotion |
+//! | `pilotage:v1:{{scope}}:task:{id}` | task record (`tasks/`) | `PX` the task's lifetime left |
+//! | `pilotage:v1:{{scope}}:task-index` | sorted set of task ids, scored by their expiry | `PX` the longest lifetime left |
 //! | `pilotage:v1:{scope}:cv:{version}` | catalog snapshot | `PX` |
 //! | `pilotage:v1:session-revoked:{id}` | `true` | `PX` token lifetime |
 //!
@@ -20,7 +22,7 @@
 //! spreads over the cluster's slots.
 //!
 //! Keys are unambiguous only while no scope contains one of the segments above
-//! (`:run:`, `:idem:`, `:prog:`, `:prog-index`, `:cv:`) or equals
+//! (`:run:`, `:idem:`, `:prog:`, `:prog-index`, `:task:`, `:task-index`, `:cv:`) or equals
 //! `session-revoked`: whoever builds scopes (tenant names, anonymous session
 //! ids) must keep to that, or two principals could address one key.
 
@@ -47,6 +49,15 @@ pub(super) fn program_key(scope: &str, program_ref: &str) -> String {
 
 pub(super) fn program_index_key(scope: &str) -> String {
     format!("{KEY_PREFIX}:{}:prog-index", hash_tag(scope))
+}
+
+/// Tasks are tagged like programs: a task and its index share a slot.
+pub(super) fn task_key(scope: &str, task_id: &str) -> String {
+    format!("{KEY_PREFIX}:{}:task:{task_id}", hash_tag(scope))
+}
+
+pub(super) fn task_index_key(scope: &str) -> String {
+    format!("{KEY_PREFIX}:{}:task-index", hash_tag(scope))
 }
 
 /// The scope segment of a tagged key: `{scope}` (literal braces). The

@@ -213,30 +213,61 @@ impl Store for RedisStore {
     }
 
     async fn list_programs(&self, scope: &str) -> Result<Vec<Value>, StoreError> {
-        self.bounded("list_programs", || async {
-            let mut conn = self.conn();
-            // Members whose record expired go first; the rest in ref order.
-            let mut call = self.list_programs.prepare_invoke();
-            call.key(program_index_key(scope)).arg(now_ms());
-            let mut refs: Vec<String> = call.invoke_async(&mut conn).await?;
-            refs.sort_unstable();
-            if refs.is_empty() {
-                return Ok(Vec::new());
-            }
-            let keys: Vec<String> = refs.iter().map(|r| program_key(scope, r)).collect();
-            let raws: Vec<Option<Vec<u8>>> = cmd("MGET").arg(&keys).query_async(&mut conn).await?;
-            let mut programs = Vec::with_capacity(raws.len());
-            for (key, raw) in keys.iter().zip(raws) {
-                match raw {
-                    Some(bytes) => programs.push(decode(key, &bytes)?),
-                    // Expired between the pruning and this read (or deleted
-                    // by hand): no longer promoted.
-                    None => tracing::debug!(backend = "redis", %key, "indexed program expired"),
-                }
-            }
-            Ok(programs)
-        })
-        .await
+        let mut listed = self
+            .list_indexed("list_programs", program_index_key(scope), |r| {
+                program_key(scope, r)
+            })
+            .await?;
+        // In ref order, as the trait promises.
+        listed.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+        Ok(listed.into_iter().map(|(_, v)| v).collect())
+    }
+
+    async fn put_task(
+        &self,
+        scope: &str,
+        task_id: &str,
+        record: &Value,
+        ttl: Duration,
+        expected: Option<u64>,
+    ) -> Result<bool, StoreError> {
+        let json = encode(record)?;
+        let ttl = ttl_ms(ttl);
+        let expires_at = now_ms().saturating_add(ttl);
+        let key = task_key(scope, task_id);
+        let outcome: i64 = self
+            .bounded("put_task", || async {
+                let mut conn = self.conn();
+                let mut call = self.put_task.prepare_invoke();
+                call.key(&key)
+                    .key(task_index_key(scope))
+                    .arg(&json)
+                    .arg(ttl)
+                    .arg(expires_at)
+                    .arg(task_id)
+                    .arg(expected.map(|r| r.to_string()).unwrap_or_default());
+                Ok(call.invoke_async(&mut conn).await?)
+            })
+            .await?;
+        if outcome < 0 {
+            return Err(StoreError::Corrupt(format!(
+                "value at {key} is not a valid task record"
+            )));
+        }
+        Ok(outcome == 1)
+    }
+
+    async fn get_task(&self, scope: &str, task_id: &str) -> Result<Option<Value>, StoreError> {
+        self.get_json("get_task", task_key(scope, task_id)).await
+    }
+
+    async fn list_tasks(&self, scope: &str) -> Result<Vec<Value>, StoreError> {
+        let listed = self
+            .list_indexed("list_tasks", task_index_key(scope), |id| {
+                task_key(scope, id)
+            })
+            .await?;
+        Ok(listed.into_iter().map(|(_, v)| v).collect())
     }
 
     async fn put_catalog_snapshot(
@@ -272,6 +303,40 @@ impl Store for RedisStore {
             let mut conn = self.conn();
             let found: i64 = cmd("EXISTS").arg(&key).query_async(&mut conn).await?;
             Ok(found > 0)
+        })
+        .await
+    }
+}
+
+impl RedisStore {
+    /// The records an index (a sorted set scored by expiry) lists, with
+    /// their members, once the expired members are pruned.
+    async fn list_indexed(
+        &self,
+        op: &'static str,
+        index: String,
+        key_of: impl Fn(&str) -> String,
+    ) -> Result<Vec<(String, Value)>, StoreError> {
+        self.bounded(op, || async {
+            let mut conn = self.conn();
+            let mut call = self.list_programs.prepare_invoke();
+            call.key(&index).arg(now_ms());
+            let members: Vec<String> = call.invoke_async(&mut conn).await?;
+            if members.is_empty() {
+                return Ok(Vec::new());
+            }
+            let keys: Vec<String> = members.iter().map(|m| key_of(m)).collect();
+            let raws: Vec<Option<Vec<u8>>> = cmd("MGET").arg(&keys).query_async(&mut conn).await?;
+            let mut listed = Vec::with_capacity(raws.len());
+            for ((member, key), raw) in members.into_iter().zip(&keys).zip(raws) {
+                match raw {
+                    Some(bytes) => listed.push((member, decode(key, &bytes)?)),
+                    // Expired between the pruning and this read (or deleted
+                    // by hand): no longer listed.
+                    None => tracing::debug!(backend = "redis", %key, "indexed record expired"),
+                }
+            }
+            Ok(listed)
         })
         .await
     }

@@ -85,10 +85,40 @@ return 1
 "#;
 
 /// Prunes the refs whose record expired and returns the rest (a script for
-/// the reason given at [`PUT_PROGRAM_SCRIPT`]).
+/// the reason given at [`PUT_PROGRAM_SCRIPT`]); the task index is read the
+/// same way.
 ///
 /// KEYS[1] index; ARGV[1] now (ms since the epoch).
 pub(super) const LIST_PROGRAMS_SCRIPT: &str = r#"
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 return redis.call('ZRANGE', KEYS[1], 0, -1)
+"#;
+
+/// Creates or moves a task record and lists its id in the principal's task
+/// index (one hash tag, one slot, as programs).
+///
+/// KEYS[1] task key, KEYS[2] task index; ARGV[1] record (JSON); ARGV[2] the
+/// lifetime left in ms; ARGV[3] expiry (ms since the epoch, the member's
+/// score); ARGV[4] task id; ARGV[5] the revision the stored record must
+/// have, or "" to create. Returns 1 written (or this very record already
+/// stored: a repeated call), 0 not written (exists, absent, or another
+/// revision), -1 unreadable record. The index lives as long as its
+/// longest-lived member.
+pub(super) const PUT_TASK_SCRIPT: &str = r#"
+local raw = redis.call('GET', KEYS[1])
+if raw == ARGV[1] then return 1 end
+if ARGV[5] == '' then
+  if raw then return 0 end
+else
+  if not raw then return 0 end
+  local ok, rec = pcall(cjson.decode, raw)
+  if not ok or type(rec) ~= 'table' then return -1 end
+  if rec.revision ~= tonumber(ARGV[5]) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+return 1
 "#;

@@ -7,10 +7,9 @@ mod common;
 
 use common::ports::rand_suffix;
 use common::redis_server::RedisServer;
-use common::{ACME_OPS, Engine, Mcp, repo_path, valid_program};
-use serde_json::{Value, json};
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
+use common::served::Served;
+use common::{Engine, valid_program};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// The conformance configuration's run deadline, and the default grace.
@@ -18,94 +17,6 @@ const RUN_DEADLINE: Duration = Duration::from_millis(10_000);
 const GRACE: Duration = Duration::from_millis(5_000);
 /// What scheduling and one HTTP round trip may add on a busy machine.
 const MARGIN: Duration = Duration::from_millis(1_500);
-
-/// A `pilotage-gateway serve` process on a kernel-chosen port.
-struct Served {
-    child: Child,
-    base: String,
-    config: std::path::PathBuf,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.config);
-    }
-}
-
-impl Served {
-    fn start(engine: &Engine, redis: &RedisServer) -> Served {
-        let text = std::fs::read_to_string(repo_path("tests/fixtures/features.toml"))
-            .expect("conformance config");
-        // Beside the original, so its relative paths still resolve.
-        let config = repo_path(&format!(
-            "tests/fixtures/.claim-crash-{}-{}.toml",
-            std::process::id(),
-            rand_suffix()
-        ));
-        std::fs::write(&config, text).expect("write config");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pilotage-gateway"))
-            .args(["serve", "--config"])
-            .arg(&config)
-            .env("PILOTAGE_ENGINE_URL", &engine.url)
-            .env("PILOTAGE_LISTEN", "127.0.0.1:0")
-            .env("PILOTAGE_REDIS_URL", redis.url())
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start pilotage-gateway");
-        let stderr = child.stderr.take().expect("stderr");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut sent = false;
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                let Ok(parsed) = serde_json::from_str::<Value>(&line) else {
-                    continue;
-                };
-                if !sent && parsed["message"] == "pilotage-gateway listening" {
-                    let _ = tx.send(parsed["address"].as_str().unwrap_or("").to_owned());
-                    sent = true;
-                }
-            }
-        });
-        let address = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the gateway printed its address");
-        Served {
-            child,
-            base: format!("http://{address}"),
-            config,
-        }
-    }
-
-    fn mcp(&self) -> Mcp {
-        Mcp::new(&format!("{}/mcp", self.base), Some(ACME_OPS))
-    }
-
-    async fn runs_in_flight(&self) -> f64 {
-        let Ok(response) = reqwest::get(format!("{}/metrics", self.base)).await else {
-            return 0.0;
-        };
-        let text = response.text().await.unwrap_or_default();
-        text.lines()
-            .find_map(|l| l.strip_prefix("pilotage_runs_in_flight")?.strip_prefix(' '))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0)
-    }
-
-    fn kill_hard(&mut self) {
-        let pid = self.child.id().to_string();
-        let killed = Command::new("kill").args(["-KILL", &pid]).status();
-        assert!(killed.is_ok_and(|s| s.success()), "SIGKILL {pid}");
-        let _ = self.child.wait();
-    }
-}
 
 async fn engine_runs(engine: &Engine) -> u64 {
     let state = engine.state("acme").await;
@@ -118,8 +29,8 @@ async fn engine_runs(engine: &Engine) -> u64 {
 async fn a_retry_after_a_gateway_crash_answers_within_the_run_deadline_plus_grace() {
     let redis = RedisServer::start();
     let engine = Engine::spawn(&[]);
-    let mut a = Served::start(&engine, &redis);
-    let b = Served::start(&engine, &redis);
+    let mut a = Served::start(&engine, &redis, "");
+    let b = Served::start(&engine, &redis, "");
     let run = |key: &str| {
         json!({"workflow": valid_program(), "mode": "immediate", "input": {"id": "cus_1"},
             "idempotency_key": key, "store": true})

@@ -81,7 +81,15 @@ impl Claim {
     /// run that records none within the run deadline plus the grace from
     /// its claim is answered with `internal`, never by executing a second
     /// time; so this waits at most that long.
-    pub(super) async fn settle(&self, gw: &Gateway) -> Result<Option<Value>, RequestError> {
+    ///
+    /// `holder_gone`: the request holding the key is known to have died with
+    /// its instance (a task whose lease lapsed), so a started run's answer
+    /// will never be recorded: that is answered at once, never by waiting.
+    pub(super) async fn settle(
+        &self,
+        gw: &Gateway,
+        holder_gone: bool,
+    ) -> Result<Option<Value>, RequestError> {
         let until = Instant::now() + self.answered_within;
         let mut pause = Duration::from_millis(25);
         loop {
@@ -115,6 +123,11 @@ impl Claim {
                     if fingerprint != self.fingerprint =>
                 {
                     return Err(conflict());
+                }
+                Ok(IdempotencyClaim::InFlight { started: true, .. }) if holder_gone => {
+                    return Err(RequestError::internal(
+                        "the instance running this request stopped mid-run, so its outcome is unknown; it will not be executed twice: check the engine's state before running it again",
+                    ));
                 }
                 Ok(IdempotencyClaim::InFlight {
                     claimed_at_ms,

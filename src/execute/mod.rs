@@ -56,6 +56,9 @@ pub struct RunTerms {
     pub deadline: Option<Duration>,
     /// Cancelled when the run must stop (the task was cancelled).
     pub stop: Option<tokio_util::sync::CancellationToken>,
+    /// The call is a task's, taken over from an instance that died: a run
+    /// that instance started will never record its answer.
+    pub holder_gone: bool,
 }
 
 /// Why a passing caller (an anonymous request without a session or key) is
@@ -131,7 +134,7 @@ async fn executed(ex: &Exec<'_>) -> Result<Value, RequestError> {
         ex.deadline(),
         request::dedup_window(ex.lang),
     );
-    if let Some(recorded) = claim.settle(gw).await? {
+    if let Some(recorded) = claim.settle(gw, req.terms.holder_gone).await? {
         return Ok(recorded);
     }
     let result = steps(ex, Some(&claim)).await;

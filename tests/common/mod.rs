@@ -21,6 +21,7 @@ pub mod ports;
 pub mod redis_cluster;
 pub mod redis_sentinel;
 pub mod redis_server;
+pub mod served;
 pub mod shipped;
 
 // The n8n/v1 suites' gateway in front of n8n.

@@ -22,6 +22,8 @@ pub(super) struct Drive {
     pub(super) principal: Principal,
     pub(super) record: TaskRecord,
     pub(super) stop: CancellationToken,
+    /// Driven since the instance that started it died.
+    pub(super) taken_over: bool,
 }
 
 impl Drive {
@@ -64,6 +66,7 @@ impl Drive {
             terms: RunTerms {
                 deadline: Some(lang_deadline),
                 stop: Some(self.stop.clone()),
+                holder_gone: self.taken_over,
             },
         };
         let params = CallToolRequestParams::new(self.record.tool.clone());

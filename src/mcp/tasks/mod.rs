@@ -127,7 +127,7 @@ impl Tasks {
         if !written {
             return Err(McpError::internal_error("a task id was drawn twice", None));
         }
-        let drive = self.spawn(server, principal, &record);
+        let drive = self.spawn(server, principal, &record, false);
         Ok(Started { record, drive })
     }
 
@@ -230,7 +230,7 @@ impl Tasks {
         }
         if next.status == Status::Working {
             tracing::info!(task_id = %next.task_id, from = %record.holder, "task taken over");
-            drop(self.spawn(server, principal, &next));
+            drop(self.spawn(server, principal, &next, true));
         }
         Ok(next)
     }
@@ -240,6 +240,7 @@ impl Tasks {
         server: &PilotageServer,
         principal: &Principal,
         record: &TaskRecord,
+        taken_over: bool,
     ) -> JoinHandle<Option<Ending>> {
         let stop = CancellationToken::new();
         self.running
@@ -252,6 +253,7 @@ impl Tasks {
             principal: principal.clone(),
             record: record.clone(),
             stop,
+            taken_over,
         };
         tokio::spawn(drive.run())
     }

@@ -323,8 +323,13 @@ impl Store for MemoryStore {
             .scopes
             .get(scope)
             .and_then(|r| r.tasks.get(task_id))
-            .map(|e| e.value.get("revision").and_then(Value::as_u64));
-        let admission = match (expected, stored) {
+            .map(|e| Arc::clone(&e.value));
+        if stored.as_deref() == Some(record) {
+            // This very write already landed: a repeated call.
+            return Ok(true);
+        }
+        let stored_revision = stored.map(|v| v.get("revision").and_then(Value::as_u64));
+        let admission = match (expected, stored_revision) {
             (None, None) => Admission::IfRoom,
             (Some(r), Some(Some(at))) if r == at => Admission::Always,
             _ => return Ok(false),

@@ -127,6 +127,7 @@ fn principal(tenant: &str) -> Principal {
         lasting: true,
         permissions: pilotage_gateway::auth::policy::Permissions::ALL,
         ceiling: pilotage_gateway::auth::policy::RiskCeiling::NONE,
+        approve_above: None,
     }
 }
 

@@ -5,7 +5,7 @@
 //! start, and only then replaces the table: a broken edit keeps the keys in
 //! force (and says why in the log), so a typo never locks every caller out.
 
-use super::policy::{Permissions, RiskCeiling};
+use super::policy::{Permissions, RiskCeiling, RiskLevel};
 use crate::config::ApiKeyConfig;
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -17,6 +17,7 @@ pub struct KeyPrincipal {
     pub tenant: String,
     pub permissions: Permissions,
     pub ceiling: RiskCeiling,
+    pub approve_above: Option<RiskLevel>,
 }
 
 /// The table of keys, by hash.
@@ -59,18 +60,15 @@ fn table(keys: &[ApiKeyConfig]) -> HashMap<String, KeyPrincipal> {
         .map(|k| {
             // Values were validated when the configuration (or the reloaded
             // keys file) was read.
-            let (permissions, ceiling) = crate::config::policy::resolve(
-                k.permissions.as_deref(),
-                k.max_risk.as_deref(),
-                &k.forbid_risk_hints,
-            );
+            let policy = crate::config::policy::resolve(k.policy());
             (
                 k.sha256.to_ascii_lowercase(),
                 KeyPrincipal {
                     name: k.name.clone(),
                     tenant: k.tenant.clone(),
-                    permissions,
-                    ceiling,
+                    permissions: policy.permissions,
+                    ceiling: policy.ceiling,
+                    approve_above: policy.approve_above,
                 },
             )
         })

@@ -19,7 +19,7 @@ mod reach;
 pub use reach::Reach;
 
 use crate::config::{AnonymousScope, AuthConfig};
-use policy::{Permissions, RiskCeiling};
+use policy::{Permissions, RiskCeiling, RiskLevel};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
@@ -41,6 +41,8 @@ pub struct Principal {
     pub permissions: Permissions,
     /// The most its programs may do.
     pub ceiling: RiskCeiling,
+    /// Its runs riskier than this wait for a person's approval.
+    pub approve_above: Option<RiskLevel>,
 }
 
 /// Why a request carries no usable identity.
@@ -67,7 +69,7 @@ pub struct Authenticator {
     keys: Arc<keys::KeyTable>,
     anonymous_tenant: Option<String>,
     anonymous_scope: AnonymousScope,
-    anonymous_policy: (Permissions, RiskCeiling),
+    anonymous_policy: crate::config::policy::Policy,
     oauth: Option<Arc<oauth::OAuthVerifier>>,
 }
 
@@ -78,11 +80,7 @@ impl Authenticator {
             anonymous_tenant: config.anonymous.then(|| config.anonymous_tenant.clone()),
             // Validated when the configuration loaded.
             anonymous_scope: config.scope().unwrap_or_default(),
-            anonymous_policy: crate::config::policy::resolve(
-                config.anonymous_permissions.as_deref(),
-                config.anonymous_max_risk.as_deref(),
-                &config.anonymous_forbid_risk_hints,
-            ),
+            anonymous_policy: crate::config::policy::resolve(config.anonymous_policy()),
             oauth: config
                 .oauth
                 .as_ref()
@@ -131,6 +129,7 @@ impl Authenticator {
                 lasting: true,
                 permissions: k.permissions,
                 ceiling: k.ceiling,
+                approve_above: k.approve_above,
             });
         }
         let tenant = self.anonymous_tenant.as_ref().ok_or(AuthError::Missing)?;
@@ -148,16 +147,17 @@ impl Authenticator {
             ),
         };
         let permissions = if lasting {
-            self.anonymous_policy.0
+            self.anonymous_policy.permissions
         } else {
-            self.anonymous_policy.0.for_a_passing_caller()
+            self.anonymous_policy.permissions.for_a_passing_caller()
         };
         Ok(Principal {
             scope,
             tenant: tenant.clone(),
             lasting,
             permissions,
-            ceiling: self.anonymous_policy.1,
+            ceiling: self.anonymous_policy.ceiling,
+            approve_above: self.anonymous_policy.approve_above,
         })
     }
 
@@ -216,6 +216,7 @@ mod tests {
                 permissions: None,
                 max_risk: None,
                 forbid_risk_hints: Vec::new(),
+                approve_above: None,
             }],
             ..AuthConfig::default()
         })

@@ -111,6 +111,7 @@ impl OAuthVerifier {
             lasting: true,
             permissions,
             ceiling,
+            approve_above: None,
         })
     }
 

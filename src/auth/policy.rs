@@ -26,15 +26,19 @@ pub enum Permission {
     Deploy,
     /// Fetch stored traces by `run_id`.
     Trace,
+    /// Approve or decline other callers' held runs (never implied: a key
+    /// without `permissions` has every permission but this one).
+    Approve,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 5] = [
+    pub const ALL: [Permission; 6] = [
         Permission::Learn,
         Permission::Validate,
         Permission::Execute,
         Permission::Deploy,
         Permission::Trace,
+        Permission::Approve,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -44,6 +48,7 @@ impl Permission {
             Permission::Execute => "execute",
             Permission::Deploy => "deploy",
             Permission::Trace => "trace",
+            Permission::Approve => "approve",
         }
     }
 
@@ -114,15 +119,22 @@ impl Permissions {
     }
 
     /// What a caller no later request can be keeps of these: nothing that
-    /// only a later request could reach (a promoted program, a stored trace).
+    /// only a later request could reach (a promoted program, a stored
+    /// trace, a held run to decide).
     pub fn for_a_passing_caller(self) -> Permissions {
-        Permissions(self.0 & !(Permission::Deploy.bit() | Permission::Trace.bit()))
+        Permissions(
+            self.0
+                & !(Permission::Deploy.bit() | Permission::Trace.bit() | Permission::Approve.bit()),
+        )
     }
 
+    /// How many distinct surfaces [`Self::surface_index`] names.
+    pub const SURFACES: usize = 16;
+
     /// The permissions that shape the surface beyond the floor, as a small
-    /// index (0..8) so every distinct surface is built once.
+    /// index (0..16) so every distinct surface is built once.
     pub fn surface_index(self) -> usize {
-        [Permission::Execute, Permission::Deploy, Permission::Trace]
+        Self::SHAPING
             .iter()
             .enumerate()
             .filter(|(_, p)| self.has(**p))
@@ -133,16 +145,21 @@ impl Permissions {
     /// The permissions of a surface index (the floor plus its bits).
     pub fn from_surface_index(i: usize) -> Permissions {
         let mut perms = Permissions::FLOOR.to_vec();
-        for (bit, p) in [Permission::Execute, Permission::Deploy, Permission::Trace]
-            .into_iter()
-            .enumerate()
-        {
+        for (bit, p) in Self::SHAPING.into_iter().enumerate() {
             if i & (1 << bit) != 0 {
                 perms.push(p);
             }
         }
         Permissions::from_iter(perms)
     }
+
+    /// The permissions beyond the floor that change a surface.
+    const SHAPING: [Permission; 4] = [
+        Permission::Execute,
+        Permission::Deploy,
+        Permission::Trace,
+        Permission::Approve,
+    ];
 
     pub fn names(self) -> Vec<&'static str> {
         Permission::ALL

@@ -24,6 +24,9 @@ pub struct AuthConfig {
     /// Risk hints no step of an anonymous caller's programs may carry
     /// (`destructive`, `openWorld`).
     pub anonymous_forbid_risk_hints: Vec<String>,
+    /// Anonymous callers' runs riskier than this wait for a person's
+    /// approval (held as a task); absent: none waits.
+    pub anonymous_approve_above: Option<String>,
     /// API keys (`[[auth.key]]`), each sent as `Authorization: Bearer KEY`.
     #[serde(rename = "key")]
     pub keys: Vec<ApiKeyConfig>,
@@ -46,6 +49,7 @@ impl Default for AuthConfig {
             anonymous_permissions: None,
             anonymous_max_risk: None,
             anonymous_forbid_risk_hints: Vec::new(),
+            anonymous_approve_above: None,
             keys: Vec::new(),
             keys_file: String::new(),
             keys_from_file: 0,
@@ -111,6 +115,35 @@ pub struct ApiKeyConfig {
     /// Risk hints no step of this key's programs may carry.
     #[serde(default)]
     pub forbid_risk_hints: Vec<String>,
+    /// This key's runs riskier than this level (`safe` < `write` <
+    /// `external` < `destructive`) wait for a person's approval: called as a
+    /// task they are held until approved; absent: none waits.
+    #[serde(default)]
+    pub approve_above: Option<String>,
+}
+
+impl ApiKeyConfig {
+    /// The policy fields as written.
+    pub fn policy(&self) -> crate::config::policy::PolicyFields<'_> {
+        crate::config::policy::PolicyFields {
+            permissions: self.permissions.as_deref(),
+            max_risk: self.max_risk.as_deref(),
+            forbid_risk_hints: &self.forbid_risk_hints,
+            approve_above: self.approve_above.as_deref(),
+        }
+    }
+}
+
+impl AuthConfig {
+    /// The anonymous callers' policy fields as written.
+    pub fn anonymous_policy(&self) -> crate::config::policy::PolicyFields<'_> {
+        crate::config::policy::PolicyFields {
+            permissions: self.anonymous_permissions.as_deref(),
+            max_risk: self.anonymous_max_risk.as_deref(),
+            forbid_risk_hints: &self.anonymous_forbid_risk_hints,
+            approve_above: self.anonymous_approve_above.as_deref(),
+        }
+    }
 }
 
 impl AuthConfig {
@@ -161,21 +194,11 @@ impl AuthConfig {
                     "name the engine tenant this key acts for",
                 );
             }
-            for p in policy::problems(
-                &format!("auth.key[{i}]."),
-                key.permissions.as_deref(),
-                key.max_risk.as_deref(),
-                &key.forbid_risk_hints,
-            ) {
+            for p in policy::problems(&format!("auth.key[{i}]."), key.policy()) {
                 problem(&p.0, p.1, &p.2);
             }
         }
-        for p in policy::problems(
-            "auth.anonymous_",
-            self.anonymous_permissions.as_deref(),
-            self.anonymous_max_risk.as_deref(),
-            &self.anonymous_forbid_risk_hints,
-        ) {
+        for p in policy::problems("auth.anonymous_", self.anonymous_policy()) {
             problem(&p.0, p.1, &p.2);
         }
         out

@@ -23,6 +23,7 @@ use serde_json::Value;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tracing::Instrument;
 
+pub mod approval;
 mod bind;
 mod claim;
 mod promote;
@@ -59,6 +60,10 @@ pub struct RunTerms {
     /// The call is a task's, taken over from an instance that died: a run
     /// that instance started will never record its answer.
     pub holder_gone: bool,
+    /// A task's call: where a run that needs approval reports its hold.
+    pub hold: Option<approval::HoldSlot>,
+    /// The approval a held run was given.
+    pub approved: Option<approval::Approved>,
 }
 
 /// Why a passing caller (an anonymous request without a session or key) is
@@ -215,6 +220,9 @@ async fn steps_until_halt(ex: &Exec<'_>, claim: Option<&claim::Claim>) -> Result
     revalidate::no_catalog_drift(ex, &view)?;
     let runnable = revalidate::runnable(ex, &view).await?;
     bind::binds(ex, &runnable.program)?;
+    if !ex.checked.installs() {
+        approval::gate(ex, &view, &runnable)?;
+    }
     run::reserve(ex, claim).await?;
     let finished = if ex.checked.installs() {
         promote::install(ex, &view, &runnable).await?

@@ -245,6 +245,7 @@ mod tests {
             lasting: true,
             permissions: crate::auth::policy::Permissions::ALL,
             ceiling: Default::default(),
+            approve_above: None,
         }
     }
 

@@ -41,7 +41,7 @@ struct Inner {
     gw: Arc<Gateway>,
     /// One surface per distinct permission set (see
     /// [`Permissions::surface_index`]) for lasting callers, then the same
-    /// for passing ones ([`Reach`]); the eighth has every permission.
+    /// for passing ones ([`Reach`]); the last of each has every permission.
     surfaces: Vec<Surface>,
     /// Catalog list pages, while their version holds.
     pages: tools::catalog_pages::CatalogPages,
@@ -108,7 +108,7 @@ impl PilotageServer {
         // built once, here.
         let surfaces = [Reach::Lasting, Reach::Passing]
             .into_iter()
-            .flat_map(|reach| (0..8).map(move |i| (reach, i)))
+            .flat_map(|reach| (0..Permissions::SURFACES).map(move |i| (reach, i)))
             .map(|(reach, i)| Surface::build(&gw, Permissions::from_surface_index(i), reach))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
@@ -124,7 +124,8 @@ impl PilotageServer {
     fn surface(&self, principal: Option<&Principal>) -> &Surface {
         let perms = principal.map_or(Permissions::ALL, |p| p.permissions);
         let passing = principal.is_some_and(|p| Reach::of(p) == Reach::Passing);
-        &self.inner.surfaces[perms.surface_index() + if passing { 8 } else { 0 }]
+        let passing_offset = if passing { Permissions::SURFACES } else { 0 };
+        &self.inner.surfaces[perms.surface_index() + passing_offset]
     }
 
     pub fn gateway(&self) -> &Arc<Gateway> {
@@ -246,6 +247,7 @@ impl PilotageServer {
                 }
                 None => return Err(McpError::internal_error("language vanished", None)),
             },
+            ToolRole::Approvals => Box::pin(tools::approvals::call(self, principal, &args)).await,
             ToolRole::Trace(l) => match language(l) {
                 Some(lang) => Box::pin(tools::trace::call(gw, &lang, principal, &args)).await,
                 None => return Err(McpError::internal_error("language vanished", None)),
@@ -398,12 +400,12 @@ impl ServerHandler for PilotageServer {
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        Err(McpError::invalid_params(
-            format!("task {} asks for no input", request.task_id),
-            None,
-        ))
+        let principal = principal_of(&context)
+            .ok_or_else(|| McpError::internal_error("no principal on the request", None))?;
+        super::tasks::extension::update(self, principal, &request.task_id, &request.input_responses)
+            .await
     }
 }
 

@@ -10,9 +10,9 @@
 //! the taught values, so an unknown `mode` or `trace_level` and a missing
 //! runnable stay Pilotage request errors (§4.6: deterministic routing).
 
-use super::tools::{catalog, get_guide, manifest};
+use super::tools::{approvals, catalog, get_guide, manifest};
 use crate::auth::Reach;
-use crate::auth::policy::Permissions;
+use crate::auth::policy::{Permission, Permissions};
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::pilotage::EXTENSION_ID;
 use serde_json::{Map, Value, json};
@@ -26,6 +26,8 @@ pub enum ToolRole {
     Validate(String),
     Execute(String),
     Trace(String),
+    /// The gateway's own tool for approvers (`approve` permission).
+    Approvals,
 }
 
 /// One listed tool with its role.
@@ -148,7 +150,32 @@ pub fn all(gw: &Gateway, perms: Permissions, reach: Reach) -> Vec<ToolSpec> {
     for lang in &gw.languages {
         out.extend(loop_tools(lang, perms, reach));
     }
+    if perms.has(Permission::Approve) && reach == Reach::Lasting {
+        out.push(approvals_tool());
+    }
     out
+}
+
+/// `pilotage_approvals`, for principals that decide other callers' held runs.
+fn approvals_tool() -> ToolSpec {
+    ToolSpec::new(
+        ToolRole::Approvals,
+        json!({
+            "name": approvals::NAME,
+            "title": "Approve held runs (four eyes)",
+            "description": "For a person who approves risky runs: verb \"list\" shows the runs of this tenant held because their plan is riskier than their caller may run alone (steps, risk, program digest, who asked); verb \"approve\" or \"decline\" with task_id decides one. An approved run starts at once, exactly the program that was held, on the catalog it was checked on; a declined one ends with nothing executed. Nobody decides their own run here.",
+            "inputSchema": {"type": "object", "properties": {
+                "verb": {"type": "string", "enum": ["list", "approve", "decline"]},
+                "task_id": {"type": "string"}},
+                "required": ["verb"]},
+            "outputSchema": any_of(vec![
+                json!({"type": "object", "required": ["held"], "properties": {"held": {"type": "array", "items": {"type": "object"}}}}),
+                json!({"type": "object", "required": ["task_id", "decision", "status"], "properties": {"task_id": {"type": "string"}, "decision": {"type": "string"}, "status": {"type": "string"}, "decided_by": {"type": "string"}}}),
+            ]),
+            "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false},
+        }),
+        &["verb"],
+    )
 }
 
 fn loop_tools(lang: &LanguageRuntime, perms: Permissions, reach: Reach) -> Vec<ToolSpec> {

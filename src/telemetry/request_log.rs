@@ -309,6 +309,7 @@ mod tests {
             lasting: true,
             permissions: crate::auth::policy::Permissions::ALL,
             ceiling: Default::default(),
+            approve_above: None,
         });
         let f = fields.0.lock().unwrap();
         assert_eq!(f.principal_kind, Some("anonymous"));
@@ -320,6 +321,7 @@ mod tests {
             lasting: true,
             permissions: crate::auth::policy::Permissions::ALL,
             ceiling: Default::default(),
+            approve_above: None,
         });
         let f = fields.0.lock().unwrap();
         assert_eq!(f.principal_kind, Some("api_key"));

@@ -99,6 +99,7 @@ pub fn key_entry(name: &str, tenant: &str, key: &str) -> ApiKeyConfig {
         permissions: None,
         max_risk: None,
         forbid_risk_hints: Vec::new(),
+        approve_above: None,
     }
 }
 

@@ -240,6 +240,7 @@ async fn the_gateways_catalog_reads_the_entries_through_the_adapters_mapping() {
         lasting: true,
         permissions: Permissions::ALL,
         ceiling: RiskCeiling::default(),
+        approve_above: None,
     };
     let view = |settings: &'static str| {
         let engine: pilotage_gateway::engines::SharedEngine = Arc::new(adapter(&url, "", settings));

@@ -152,7 +152,7 @@ async fn run(
         .run(
             tenant,
             &pilotage_gateway::engines::RunOrder {
-                program: program,
+                program,
                 input: &input,
                 context: None,
                 dry_run: false,

@@ -124,18 +124,12 @@ async fn a_write_ceiling_refuses_a_destructive_program_that_runs_for_an_uncapped
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_forbidden_hint_refuses_mail_but_not_a_delete() {
-    use pilotage_gateway::config::ApiKeyConfig;
-    use sha2::{Digest, Sha256};
+    use crate::common::engine_env::key_entry;
     let engine = crate::common::dialect_engine();
     let env = TestEnv::in_front_of(engine, "tests/fixtures/features.toml", |c| {
-        c.auth.keys.push(ApiKeyConfig {
-            name: "no-mail".into(),
-            tenant: "acme".into(),
-            sha256: hex::encode(Sha256::digest(b"acme-no-mail-key")),
-            permissions: None,
-            max_risk: None,
-            forbid_risk_hints: vec!["openWorld".into()],
-        });
+        let mut key = key_entry("no-mail", "acme", "acme-no-mail-key");
+        key.forbid_risk_hints = vec!["openWorld".into()];
+        c.auth.keys.push(key);
     })
     .await;
     let c = env.client("acme-no-mail-key");

@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod approvals;
 mod extension_form;
 mod instances;
 mod legacy_form;

@@ -1,12 +1,16 @@
 //! One task's run on the instance that holds it: the execute call with the
 //! task's own deadline and stop, the lease renewed beside it (and a cancel
 //! seen by another instance turned into this run's stop), then the call's
-//! answer written as the task's ending unless the task ended otherwise.
+//! answer written as the task's ending unless the task ended otherwise. A
+//! call that needs a person's approval is held: the task waits in
+//! `input_required` until someone decides, then the approved run is called.
 
+use super::approvals;
 use super::record::{Ending, Status, TaskRecord};
 use super::{Tasks, WRITE_ATTEMPTS, read, write};
 use crate::auth::Principal;
 use crate::execute::RunTerms;
+use crate::execute::approval::{Approved, Hold, HoldSlot};
 use crate::mcp::call_request::CallRequest;
 use crate::mcp::server::PilotageServer;
 use crate::store::now_ms;
@@ -15,6 +19,9 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, ServerResult};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+/// The longest pause between two reads while a held run waits.
+const DECISION_POLL: Duration = Duration::from_millis(500);
 
 pub(super) struct Drive {
     pub(super) tasks: Arc<Tasks>,
@@ -28,13 +35,14 @@ pub(super) struct Drive {
 
 impl Drive {
     /// Runs the call to its end; the ending written (or `None` when the
-    /// task had ended otherwise: cancelled, or finished by another instance).
+    /// task had ended otherwise: cancelled, declined, expired, or finished
+    /// by another instance).
     pub(super) async fn run(self) -> Option<Ending> {
         let ending = tokio::select! {
-            ending = self.call() => ending,
+            ending = self.held_or_run() => ending,
             () = self.keep_lease() => {
                 // The lease loop ends only when the task ended elsewhere
-                // (cancelled): the call stops, and its answer is dropped.
+                // (cancelled, declined): the call stops, its answer dropped.
                 self.stop.cancel();
                 None
             }
@@ -47,8 +55,31 @@ impl Drive {
         written
     }
 
+    /// The call; when it is held for approval, the wait for the decision
+    /// and then the approved call.
+    async fn held_or_run(&self) -> Option<Ending> {
+        let mut approved = self.record.decision.as_ref().and_then(|d| {
+            let hold = self.record.hold.as_ref()?;
+            d.approve.then(|| approved_run(hold))
+        });
+        // A held run is called at most twice: held, then approved (a
+        // second hold means the approval no longer fits; it is answered).
+        for _ in 0..2 {
+            let slot = HoldSlot::default();
+            let ending = self.call(Some(slot.clone()), approved.clone()).await;
+            let Some(hold) = slot.take() else {
+                return Some(ending);
+            };
+            if approved.is_some() {
+                return Some(ending);
+            }
+            approved = Some(self.wait_for_decision(hold).await?);
+        }
+        None
+    }
+
     /// The execute call as the task's caller, its answer as an ending.
-    async fn call(&self) -> Option<Ending> {
+    async fn call(&self, hold: Option<HoldSlot>, approved: Option<Approved>) -> Ending {
         let lang_deadline = self
             .server
             .task_deadline(&self.record.tool)
@@ -67,11 +98,12 @@ impl Drive {
                 deadline: Some(lang_deadline),
                 stop: Some(self.stop.clone()),
                 holder_gone: self.taken_over,
+                hold,
+                approved,
             },
         };
         let params = CallToolRequestParams::new(self.record.tool.clone());
-        let answered = self.server.call(params, request).await;
-        Some(match answered {
+        match self.server.call(params, request).await {
             Ok(answer) => {
                 let result = ServerResult::from(CallToolResponse::from(answer.into_result()));
                 match serde_json::to_value(result) {
@@ -83,7 +115,57 @@ impl Drive {
                 }
             }
             Err(e) => Ending::Error(serde_json::to_value(e).unwrap_or_default()),
-        })
+        }
+    }
+
+    /// Moves the task to `input_required` with `hold`, lists it for the
+    /// tenant's approvers, and waits until a person decides. `Some`: the
+    /// approval; `None`: declined, cancelled or expired (the task says so).
+    async fn wait_for_decision(&self, hold: Hold) -> Option<Approved> {
+        let task_id = &self.record.task_id;
+        let mut held = None;
+        for _ in 0..WRITE_ATTEMPTS {
+            let record = read(&self.server, &self.principal, task_id).await.ok()??;
+            if record.status.is_terminal() {
+                return None;
+            }
+            let mut next = record.moved(now_ms());
+            next.status = Status::InputRequired;
+            next.message = Some(approvals::waiting_message(&hold));
+            next.hold = Some(hold.clone());
+            next.decision = None;
+            if write(&self.server, &self.principal, &record, &next)
+                .await
+                .ok()?
+            {
+                held = Some(next);
+                break;
+            }
+        }
+        let held = held?;
+        approvals::list_for_approvers(&self.server, &self.principal, &held).await;
+        tracing::info!(task_id, risk = %hold.risk, scope = %self.principal.scope, "run held for approval");
+        let poll = Duration::from_millis(held.poll_ms).min(DECISION_POLL);
+        // Bounded: the task is read until it is decided or ends, at most
+        // as long as its lifetime (then it has left the store).
+        let polls = held.ttl_ms / poll.as_millis().max(1) as u64 + 2;
+        for _ in 0..polls {
+            tokio::time::sleep(poll).await;
+            let record = match read(&self.server, &self.principal, task_id).await {
+                Ok(Some(record)) => record,
+                Ok(None) => return None,
+                Err(_) => continue,
+            };
+            if record.status.is_terminal() {
+                return None;
+            }
+            if let Some(decision) = &record.decision
+                && decision.approve
+            {
+                return Some(approved_run(&hold));
+            }
+        }
+        None
     }
 
     /// Renews the lease until the task ends elsewhere (then returns); runs
@@ -140,6 +222,13 @@ impl Drive {
             "the task's ending could not be written: it kept changing"
         );
         None
+    }
+}
+
+fn approved_run(hold: &Hold) -> Approved {
+    Approved {
+        digest: hold.digest.clone(),
+        catalog_version: hold.catalog_version.clone(),
     }
 }
 

@@ -77,6 +77,48 @@ pub async fn get(
     Ok(GetTaskResult::new(detailed(&record)))
 }
 
+/// The key of the approval form among a held task's `inputRequests`.
+pub const APPROVAL_INPUT: &str = "approval";
+
+/// `tasks/update`: the owner's client answers the approval form (an
+/// elicitation result: `accept` with `decision`, or `decline`/`cancel`).
+pub async fn update(
+    server: &PilotageServer,
+    principal: &Principal,
+    task_id: &str,
+    responses: &rmcp::model::InputResponses,
+) -> Result<(), McpError> {
+    let Some(answer) = responses.get(APPROVAL_INPUT) else {
+        return Err(McpError::invalid_params(
+            format!("task {task_id} asks only for '{APPROVAL_INPUT}': approve or decline its run"),
+            None,
+        ));
+    };
+    let action = answer.get("action").and_then(Value::as_str);
+    let decision = answer
+        .get("content")
+        .and_then(|c| c.get("decision"))
+        .and_then(Value::as_str);
+    let approve = match (action, decision) {
+        (Some("accept"), Some("approve")) => true,
+        (Some("accept"), Some("decline")) | (Some("decline" | "cancel"), _) => false,
+        _ => {
+            return Err(McpError::invalid_params(
+                "answer the approval form with action accept and content.decision approve or decline (or action decline)",
+                None,
+            ));
+        }
+    };
+    super::approvals::decide(
+        server,
+        super::approvals::Decider::Owner(principal),
+        task_id,
+        approve,
+    )
+    .await
+    .map(drop)
+}
+
 /// `tasks/cancel`.
 pub async fn cancel(
     server: &PilotageServer,
@@ -146,6 +188,18 @@ fn detailed(record: &TaskRecord) -> DetailedTask {
             );
             TaskPayload::Failed { error }
         }
+        (None, Status::InputRequired) => match &record.hold {
+            Some(hold) => {
+                let mut requests = rmcp::model::InputRequests::new();
+                if let Ok(form) = serde_json::from_value(super::approvals::form(hold)) {
+                    requests.insert(APPROVAL_INPUT.into(), form);
+                }
+                TaskPayload::InputRequired {
+                    input_requests: requests,
+                }
+            }
+            None => TaskPayload::Working,
+        },
         (None, _) => TaskPayload::Working,
     };
     DetailedTask::new(task_of(record), payload)

@@ -13,6 +13,7 @@
 //! `cancelled` at once and stops the run wherever it waits, reaching the
 //! engine. Only the task's principal sees it: records live in its scope.
 
+pub mod approvals;
 mod drive;
 pub mod extension;
 pub mod legacy;
@@ -111,6 +112,8 @@ impl Tasks {
             holder: self.instance.clone(),
             lease_until_ms: now.saturating_add(self.config.lease_ms),
             replayable: shape.idempotent,
+            hold: None,
+            decision: None,
         };
         let written = server
             .gateway()
@@ -211,13 +214,14 @@ impl Tasks {
         record: TaskRecord,
     ) -> Result<TaskRecord, McpError> {
         let now = now_ms();
-        if record.status != Status::Working || record.lease_until_ms > now {
+        let driven = matches!(record.status, Status::Working | Status::InputRequired);
+        if !driven || record.lease_until_ms > now {
             return Ok(record);
         }
         let mut next = record.moved(now);
         next.holder = self.instance.clone();
         next.lease_until_ms = now.saturating_add(self.config.lease_ms);
-        if !next.replayable {
+        if !next.replayable && record.status == Status::Working {
             // Without an idempotency key a second call could run it twice.
             next.status = Status::Failed;
             next.message = Some("the instance running this task stopped; its run may or may not have taken effect, and it is not run again (the language keeps no idempotency keys)".into());
@@ -228,7 +232,7 @@ impl Tasks {
                 .await?
                 .unwrap_or(record));
         }
-        if next.status == Status::Working {
+        if matches!(next.status, Status::Working | Status::InputRequired) {
             tracing::info!(task_id = %next.task_id, from = %record.holder, "task taken over");
             drop(self.spawn(server, principal, &next, true));
         }

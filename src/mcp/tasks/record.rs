@@ -4,6 +4,7 @@
 //! the store; `revision` orders its writes (a write names the revision it
 //! read, so two instances never both move one task).
 
+use crate::execute::approval::Hold;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -70,6 +71,21 @@ pub struct TaskRecord {
     /// instance may call it again without running it twice.
     #[serde(default)]
     pub replayable: bool,
+    /// The run waiting for a person's approval, while it waits (and after).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Hold>,
+    /// Who approved or declined the held run, and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+}
+
+/// A person's decision on a held run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    pub approve: bool,
+    /// The deciding principal's scope (`key:<tenant>:<name>`, …).
+    pub by: String,
+    pub at_ms: u64,
 }
 
 impl TaskRecord {
@@ -154,6 +170,8 @@ mod tests {
             holder: "i".into(),
             lease_until_ms: 0,
             replayable: true,
+            hold: None,
+            decision: None,
         };
         assert_eq!(record.ttl_left_ms(1_200), 300);
         assert_eq!(record.ttl_left_ms(9_000), 1);

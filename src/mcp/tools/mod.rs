@@ -3,6 +3,7 @@
 //! short text summary (Part III §6). Request errors become `isError: true`
 //! results; invalid programs and failed runs are ordinary results (§7.1).
 
+pub mod approvals;
 pub mod catalog;
 pub mod catalog_pages;
 pub mod execute;

@@ -13,4 +13,5 @@ mod approvals;
 mod extension_form;
 mod instances;
 mod legacy_form;
+mod rmcp_client;
 mod wire;

@@ -18,13 +18,6 @@ const GRACE: Duration = Duration::from_millis(5_000);
 /// What scheduling and one HTTP round trip may add on a busy machine.
 const MARGIN: Duration = Duration::from_millis(1_500);
 
-async fn engine_runs(engine: &Engine) -> u64 {
-    let state = engine.state("acme").await;
-    state["runs"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no run count in {state}"))
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_retry_after_a_gateway_crash_answers_within_the_run_deadline_plus_grace() {
     let redis = RedisServer::start();
@@ -47,7 +40,7 @@ async fn a_retry_after_a_gateway_crash_answers_within_the_run_deadline_plus_grac
     engine
         .faults(json!({"tenant": "acme", "slow_ms": 4000}))
         .await;
-    let before = engine_runs(&engine).await;
+    let before = engine.runs("acme").await;
 
     let key = format!("crash-{}", rand_suffix());
     let first = a.mcp();
@@ -83,7 +76,7 @@ async fn a_retry_after_a_gateway_crash_answers_within_the_run_deadline_plus_grac
     // A's connection), the retry never ran it a second time.
     tokio::time::sleep(Duration::from_secs(5)).await;
     engine.faults(json!({})).await;
-    let runs = engine_runs(&engine).await;
+    let runs = engine.runs("acme").await;
     assert!(runs <= before + 1, "executed twice: {before} -> {runs}");
     // Later retries answer at once: the dead attempt is past its deadline.
     let asked = Instant::now();

@@ -7,7 +7,7 @@
 mod common;
 
 use common::redis_server::RedisServer;
-use common::{ACME_OPS, Engine, Mcp, TestEnv, valid_program};
+use common::{ACME_OPS, Mcp, TestEnv, valid_program};
 use serde_json::{Value, json};
 
 const CONFIG: &str = "tests/fixtures/features.toml";
@@ -46,13 +46,6 @@ fn branch_and_loop() -> Value {
 fn stored_run(program: Value, input: Value) -> Value {
     json!({"workflow": program, "mode": "immediate", "input": input,
         "store": true, "trace_level": "full"})
-}
-
-async fn engine_runs(engine: &Engine) -> u64 {
-    let state = engine.state("acme").await;
-    state["runs"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no run count in {state}"))
 }
 
 /// Bytes one stored record costs: as the parsed value the store used to
@@ -198,7 +191,7 @@ async fn a_full_redis_refuses_stored_runs_before_execution_and_recovers_by_itsel
     let mut answered = vec![warm.structured["run_id"].clone()];
 
     set_ceiling(&redis, Some(16 * 1024)).await;
-    let before = engine_runs(&env.engine).await;
+    let before = env.engine.runs("acme").await;
     let plain = client
         .call(
             "run_workflow",
@@ -211,7 +204,7 @@ async fn a_full_redis_refuses_stored_runs_before_execution_and_recovers_by_itsel
     let keyed_answer = client.call("run_workflow", keyed.clone()).await;
     refused_with_retry_after(&keyed_answer, "a keyed stored execute");
     assert_eq!(
-        engine_runs(&env.engine).await,
+        env.engine.runs("acme").await,
         before,
         "a stored execute reached the engine on a full Redis"
     );

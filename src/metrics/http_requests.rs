@@ -12,7 +12,7 @@ use prometheus::{IntCounter, IntCounterVec};
 use std::sync::{Arc, OnceLock};
 
 /// The methods counted under their own name.
-const KNOWN: [&str; 8] = [
+const KNOWN: [&str; 13] = [
     "initialize",
     "notifications/initialized",
     "ping",
@@ -21,6 +21,11 @@ const KNOWN: [&str; 8] = [
     "server/discover",
     "resources/list",
     "prompts/list",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
+    "tasks/update",
 ];
 const OTHER: usize = KNOWN.len();
 const NONE: usize = KNOWN.len() + 1;

@@ -143,6 +143,14 @@ impl Engine {
         v["digest"].as_str().expect("digest").to_string()
     }
 
+    /// The runs the engine has made for `tenant` since its start.
+    pub async fn runs(&self, tenant: &str) -> u64 {
+        let state = self.state(tenant).await;
+        state["runs"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no run count in {state}"))
+    }
+
     pub async fn state(&self, tenant: &str) -> Value {
         self.admin(&format!("state?tenant={tenant}")).await
     }

@@ -7,9 +7,9 @@
 
 use super::wire::*;
 use crate::common::engine_env::key_entry;
-use crate::common::{ACME_OPS, FEATURES, Mcp, TestEnv};
+use crate::common::{ACME_OPS, FEATURES, TestEnv};
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const APPROVER: &str = "acme-approver-key";
 
@@ -41,34 +41,12 @@ fn run_args(program: Value) -> Value {
     json!({"mode": "immediate", "workflow": program})
 }
 
-/// Polls `tasks/get` (2025-11-25) until the task reaches `status`.
-async fn until_status(client: &Mcp, task_id: &str, status: &str) -> Value {
-    let until = Instant::now() + ENDS_WITHIN;
-    loop {
-        let got = client.rpc("tasks/get", json!({"taskId": task_id})).await;
-        if got["result"]["status"] == status {
-            return got["result"].clone();
-        }
-        assert!(
-            Instant::now() < until,
-            "task {task_id} never reached {status}: {got}"
-        );
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
-}
-
-async fn engine_runs(env: &TestEnv) -> u64 {
-    env.engine.state("acme").await["runs"]
-        .as_u64()
-        .expect("run count")
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_held_run_approved_by_another_person_runs_once() {
     let env = gateway().await;
     let (owner, approver) = (env.client(ACME_OPS), env.client(APPROVER));
     let before = env.engine.digest("acme").await;
-    let runs_before = engine_runs(&env).await;
+    let runs_before = env.engine.runs("acme").await;
     let task_id = created_id(&create_task(&owner, run_args(deleting())).await);
     let held = until_status(&owner, &task_id, "input_required").await;
     assert!(
@@ -130,7 +108,11 @@ async fn a_held_run_approved_by_another_person_runs_once() {
         before,
         "the approved run ran"
     );
-    assert_eq!(engine_runs(&env).await - runs_before, 1, "exactly one run");
+    assert_eq!(
+        env.engine.runs("acme").await - runs_before,
+        1,
+        "exactly one run"
+    );
     // Decided runs leave the list; deciding again is refused.
     let listed = approver
         .call("pilotage_approvals", json!({"verb": "list"}))
@@ -250,23 +232,8 @@ async fn the_callers_own_client_answers_the_approval_form() {
         .as_str()
         .expect("a held run is a task")
         .to_owned();
-    let until = Instant::now() + ENDS_WITHIN;
-    let held = loop {
-        let got = stateless(
-            &env.url,
-            ACME_OPS,
-            "tasks/get",
-            json!({"taskId": task_id}),
-            true,
-        )
-        .await;
-        if got["result"]["status"] == "input_required" {
-            break got;
-        }
-        assert!(Instant::now() < until, "never held: {got}");
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    };
-    let form = &held["result"]["inputRequests"]["approval"];
+    let held = until_stateless(&env.url, ACME_OPS, &task_id, |s| s == "input_required").await;
+    let form = &held["inputRequests"]["approval"];
     assert_eq!(form["method"], "elicitation/create", "{held}");
     assert!(
         form["params"]["message"]
@@ -281,26 +248,11 @@ async fn the_callers_own_client_answers_the_approval_form() {
     let answer = json!({"taskId": task_id, "inputResponses": {"approval": {"action": "accept", "content": {"decision": "approve"}}}});
     let updated = stateless(&env.url, ACME_OPS, "tasks/update", answer, true).await;
     assert!(updated.get("error").is_none(), "{updated}");
-    let until = Instant::now() + ENDS_WITHIN;
-    loop {
-        let got = stateless(
-            &env.url,
-            ACME_OPS,
-            "tasks/get",
-            json!({"taskId": task_id}),
-            true,
-        )
-        .await;
-        if got["result"]["status"] == "completed" {
-            assert_eq!(
-                got["result"]["result"]["structuredContent"]["outcome"]["status"], "success",
-                "{got}"
-            );
-            break;
-        }
-        assert!(Instant::now() < until, "never ran: {got}");
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
+    let got = until_stateless(&env.url, ACME_OPS, &task_id, |s| s == "completed").await;
+    assert_eq!(
+        got["result"]["structuredContent"]["outcome"]["status"], "success",
+        "{got}"
+    );
     assert_ne!(
         env.engine.digest("acme").await,
         before,

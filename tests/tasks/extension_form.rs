@@ -6,7 +6,7 @@
 use super::wire::*;
 use crate::common::{ACME_OPS, FEATURES, TestEnv};
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 async fn gateway() -> TestEnv {
     TestEnv::with_config(FEATURES, |_| {}).await
@@ -14,24 +14,6 @@ async fn gateway() -> TestEnv {
 
 fn run(program: Value) -> Value {
     json!({"name": "run_workflow", "arguments": {"mode": "immediate", "workflow": program, "trace_level": "full"}})
-}
-
-/// Polls `tasks/get` until the task leaves `working`; its result object.
-async fn settled(url: &str, task_id: &str) -> Value {
-    let until = Instant::now() + ENDS_WITHIN;
-    loop {
-        let got = stateless(url, ACME_OPS, "tasks/get", json!({"taskId": task_id}), true).await;
-        let status = got["result"]["status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        assert!(!status.is_empty(), "tasks/get: {got}");
-        if status != "working" {
-            return got["result"].clone();
-        }
-        assert!(Instant::now() < until, "task still working: {got}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -59,7 +41,7 @@ async fn a_run_past_the_inline_bound_becomes_a_task_with_its_result() {
         "{answer}"
     );
     let task_id = created["taskId"].as_str().expect("taskId").to_owned();
-    let ended = settled(&env.url, &task_id).await;
+    let ended = until_stateless(&env.url, ACME_OPS, &task_id, |s| s != "working").await;
     assert_eq!(ended["status"], "completed", "{ended}");
     let structured = &ended["result"]["structuredContent"];
     assert_eq!(structured["outcome"]["status"], "success", "{ended}");

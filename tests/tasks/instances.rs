@@ -46,7 +46,7 @@ async fn a_task_whose_instance_was_killed_is_ended_by_another_and_never_run_twic
     let short_lease = "[tasks]\nlease_ms = 2000\n";
     let mut a = Served::start(&engine, &redis, short_lease);
     let b = Served::start(&engine, &redis, short_lease);
-    let runs_before = engine_runs(&engine).await;
+    let runs_before = engine.runs("acme").await;
     let created = create_task(
         &a.mcp(),
         json!({"mode": "immediate", "workflow": long_program(3, 1500, "orphan")}),
@@ -66,7 +66,7 @@ async fn a_task_whose_instance_was_killed_is_ended_by_another_and_never_run_twic
     assert!(message.contains("not be executed twice"), "{ended}");
     // Past the time the run would take, the engine ran it at most once.
     tokio::time::sleep(Duration::from_millis(5000)).await;
-    let runs = engine_runs(&engine).await - runs_before;
+    let runs = engine.runs("acme").await - runs_before;
     assert!(runs <= 1, "the program ran {runs} times");
     // The answer is execute's own, as a plain call would have had it.
     let result = on_b.rpc("tasks/result", json!({"taskId": task_id})).await;
@@ -75,11 +75,4 @@ async fn a_task_whose_instance_was_killed_is_ended_by_another_and_never_run_twic
         result["result"]["structuredContent"]["error"]["kind"], "internal",
         "{result}"
     );
-}
-
-async fn engine_runs(engine: &Engine) -> u64 {
-    let state = engine.state("acme").await;
-    state["runs"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no run count in {state}"))
 }

@@ -58,22 +58,59 @@ pub fn created_id(answer: &Value) -> String {
 
 /// Polls `tasks/get` (2025-11-25) until the task leaves `working`; its state.
 pub async fn poll_until_ended(client: &Mcp, task_id: &str) -> Value {
-    let until = Instant::now() + ENDS_WITHIN;
+    until(
+        || client.rpc("tasks/get", json!({"taskId": task_id})),
+        |s| s != "working",
+    )
+    .await
+}
+
+/// Polls `tasks/get` (2025-11-25) until the task is `status`; its state.
+pub async fn until_status(client: &Mcp, task_id: &str, status: &str) -> Value {
+    until(
+        || client.rpc("tasks/get", json!({"taskId": task_id})),
+        |s| s == status,
+    )
+    .await
+}
+
+/// Polls `tasks/get` (2026-07-28, tasks declared) until `done` holds of the
+/// task's status; its state.
+pub async fn until_stateless(
+    url: &str,
+    key: &str,
+    task_id: &str,
+    done: impl Fn(&str) -> bool,
+) -> Value {
+    until(
+        || stateless(url, key, "tasks/get", json!({"taskId": task_id}), true),
+        done,
+    )
+    .await
+}
+
+/// Asks `get` for the task until `done` holds of its status (bounded by
+/// [`ENDS_WITHIN`]); the task's state.
+async fn until<F: std::future::Future<Output = Value>>(
+    get: impl Fn() -> F,
+    done: impl Fn(&str) -> bool,
+) -> Value {
+    let deadline = Instant::now() + ENDS_WITHIN;
     loop {
-        let got = client.rpc("tasks/get", json!({"taskId": task_id})).await;
+        let got = get().await;
         let status = got["result"]["status"]
             .as_str()
             .unwrap_or_default()
             .to_owned();
         assert!(!status.is_empty(), "tasks/get: {got}");
-        if status != "working" {
+        if done(&status) {
             return got["result"].clone();
         }
         assert!(
-            Instant::now() < until,
-            "task {task_id} still working after {ENDS_WITHIN:?}"
+            Instant::now() < deadline,
+            "task still {status} after {ENDS_WITHIN:?}: {got}"
         );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(150)).await;
     }
 }
 

@@ -138,6 +138,19 @@ impl MemoryStore {
         })
     }
 
+    /// Every record of one kind of `scope`, copied outside the lock.
+    fn list(&self, scope: &str, map: fn(&ScopeRecords) -> &Records<Value>) -> Vec<Value> {
+        let listed: Vec<Arc<Value>> = {
+            let state = self.purged();
+            state
+                .scopes
+                .get(scope)
+                .map(|r| map(r).values().map(|e| Arc::clone(&e.value)).collect())
+                .unwrap_or_default()
+        };
+        listed.iter().map(|v| Value::clone(v)).collect()
+    }
+
     fn get<T>(
         &self,
         scope: &str,
@@ -297,15 +310,7 @@ impl Store for MemoryStore {
     }
 
     async fn list_programs(&self, scope: &str) -> Result<Vec<Value>, StoreError> {
-        let listed: Vec<Arc<Value>> = {
-            let state = self.purged();
-            state
-                .scopes
-                .get(scope)
-                .map(|r| r.programs.values().map(|e| Arc::clone(&e.value)).collect())
-                .unwrap_or_default()
-        };
-        Ok(listed.iter().map(|v| Value::clone(v)).collect())
+        Ok(self.list(scope, |r| &r.programs))
     }
 
     async fn put_task(
@@ -355,15 +360,7 @@ impl Store for MemoryStore {
     }
 
     async fn list_tasks(&self, scope: &str) -> Result<Vec<Value>, StoreError> {
-        let listed: Vec<Arc<Value>> = {
-            let state = self.purged();
-            state
-                .scopes
-                .get(scope)
-                .map(|r| r.tasks.values().map(|e| Arc::clone(&e.value)).collect())
-                .unwrap_or_default()
-        };
-        Ok(listed.iter().map(|v| Value::clone(v)).collect())
+        Ok(self.list(scope, |r| &r.tasks))
     }
 
     async fn put_catalog_snapshot(

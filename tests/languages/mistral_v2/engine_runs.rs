@@ -29,6 +29,18 @@ slow:
       action: std.noop
 ";
 
+/// Past the 3 s deadline by a few seconds, then done.
+const LONG: &str = "version: '2.0'
+long:
+  tasks:
+    nap:
+      action: std.sleep seconds=6
+      on-success:
+        - done
+    done:
+      action: std.echo output='awake'
+";
+
 impl MistralV2 {
     /// The Mistral project of `who`.
     fn project(&self, who: Tenant) -> &str {
@@ -123,6 +135,10 @@ impl EngineRuns for MistralV2 {
     }
 
     async fn while_slow(&self, _: &()) {}
+
+    fn long(&self) -> Value {
+        json!(LONG)
+    }
 
     async fn check_stopped(&self, _: &()) {
         // Mistral's execution is cancelled (the cancel is synchronous in

@@ -8,7 +8,9 @@ use super::N8nV1;
 use super::hook::Hook;
 use crate::common::CallResult;
 use crate::common::engine_env::ids_of;
-use crate::common::n8n_gateway::{Caller, N8nEnv, chain, manual_trigger, node, run, workflow};
+use crate::common::n8n_gateway::{
+    Caller, N8nEnv, chain, manual_trigger, node, run, set_node, workflow,
+};
 use crate::suite::engine_runs::{EngineRuns, Tenant};
 use pilotage_gateway::config::Config;
 use serde_json::{Value, json};
@@ -145,6 +147,24 @@ impl EngineRuns for N8nV1 {
                 call("After", 480, "GET", &hook.url("/after")),
             ],
         )
+    }
+
+    fn long(&self) -> Value {
+        // A Wait node past the 5 s deadline, then a Set.
+        let mut wait = node(
+            "Pause",
+            "wait",
+            1.1,
+            240,
+            json!({"amount": 8, "unit": "seconds"}),
+        );
+        wait["webhookId"] = json!("6c1ef8b7-9763-52c1-9d32-cbf80df02b66");
+        let nodes = vec![
+            manual_trigger(),
+            wait,
+            set_node("Done", 480, &[("said", "awake")]),
+        ];
+        workflow("long", nodes, chain(&["Start", "Pause", "Done"]))
     }
 
     async fn while_slow(&self, hook: &Hook) {

@@ -1,8 +1,9 @@
 //! What every language bound to a third-party engine (`mistral_v2`,
 //! `n8n_v1`) must do end to end beyond the loop, one body for all of them:
 //! a mistake after a write refused before anything runs, deploy and
-//! `program_ref`, idempotent replay, the run deadline, and tenant isolation
-//! down to the engine's projects. A language implements [`EngineRuns`] (its
+//! `program_ref`, idempotent replay, the run deadline, tenant isolation
+//! down to the engine's projects, and runs held by MCP tasks (a long run
+//! completing past the plain deadline, a cancel stopping the engine's run). A language implements [`EngineRuns`] (its
 //! programs, and what its engine shows behind the gateway's back) and
 //! instantiates these tests with `engine_run_tests!(TheLanguage)`; inside
 //! its `impl LoopLanguage`, `engine_loop_language!()` gives the loop suite
@@ -14,6 +15,7 @@ use crate::common::engine_env::{self, EngineEnv};
 use crate::common::{CallResult, Mcp};
 use pilotage_gateway::config::Config;
 use serde_json::{Value, json};
+use std::time::{Duration, Instant};
 
 /// One of the two keyed tenants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +72,9 @@ pub trait EngineRuns: LoopLanguage + 'static {
     async fn while_slow(&self, witness: &Self::Witness);
     /// What the engine shows once the deadline stopped the slow program.
     async fn check_stopped(&self, witness: &Self::Witness);
+    /// A program that runs a few seconds past [`EngineRuns::DEADLINE_MS`]
+    /// (a sleep, a Wait node), then ends successfully.
+    fn long(&self) -> Value;
     /// A run of `who`'s (stored when `store`), and what the engine shows
     /// of where it ran.
     async fn run_as(&self, who: Tenant, store: bool) -> CallResult;
@@ -130,7 +135,9 @@ macro_rules! engine_run_tests {
             deploy_returns_a_program_ref_that_runs_by_reference,
             an_idempotent_replay_runs_once,
             past_the_deadline_the_execution_is_stopped_in_the_engine,
-            another_tenant_cannot_see_runs_and_engine_projects_differ);
+            another_tenant_cannot_see_runs_and_engine_projects_differ,
+            a_long_run_completes_as_a_task,
+            a_tasks_cancel_stops_the_engines_run);
     };
     (@each $lang:ty; $($name:ident),*) => {
         $(
@@ -316,6 +323,86 @@ pub async fn past_the_deadline_the_execution_is_stopped_in_the_engine<L: EngineR
     assert!(!ids.contains(&after), "nothing after the stop: {ids:?}");
     lang.check_left(Tenant::A, &before, 1).await;
     lang.check_stopped(&witness).await;
+    lang.finish().await;
+}
+
+/// The language on a gateway whose engine's plain run deadline is short.
+async fn short_deadline<L: EngineRuns>() -> L {
+    L::start_with(|cfg| {
+        cfg.engines
+            .get_mut(<L::Env as EngineEnv>::ENGINE)
+            .unwrap()
+            .run_deadline_ms = L::DEADLINE_MS;
+    })
+    .await
+}
+
+/// A 2025-11-25 `tools/call` of `program` as a task; its id.
+async fn task_of<L: EngineRuns>(c: &Mcp, program: Value) -> String {
+    let arguments = json!({"workflow": program, "mode": "immediate", "trace_level": "full"});
+    let created = c
+        .rpc(
+            "tools/call",
+            json!({"name": L::EXECUTE, "arguments": arguments, "task": {"ttl": 600_000}}),
+        )
+        .await;
+    created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {created}"))
+        .to_owned()
+}
+
+/// The task's state once it leaves `working` (bounded).
+async fn task_ended(c: &Mcp, task_id: &str, within: Duration) -> Value {
+    let until = Instant::now() + within;
+    loop {
+        let got = c.rpc("tasks/get", json!({"taskId": task_id})).await;
+        if got["result"]["status"] != "working" {
+            return got["result"].clone();
+        }
+        assert!(Instant::now() < until, "task still working: {got}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+pub async fn a_long_run_completes_as_a_task<L: EngineRuns>() {
+    let lang = short_deadline::<L>().await;
+    let c = lang.env().caller_a().await;
+    let task_id = task_of::<L>(&c, lang.long()).await;
+    let within = Duration::from_millis(L::DEADLINE_MS * 4 + 30_000);
+    let ended = task_ended(&c, &task_id, within).await;
+    assert_eq!(ended["status"], "completed", "{ended}");
+    let result = c.rpc("tasks/result", json!({"taskId": task_id})).await;
+    let answer = &result["result"]["structuredContent"];
+    assert_eq!(answer["outcome"]["status"], "success", "{result}");
+    assert!(
+        answer["trace"]["stats"]["duration_ms"]
+            .as_u64()
+            .unwrap_or(0)
+            > L::DEADLINE_MS,
+        "the run outlived the plain deadline: {answer}"
+    );
+    lang.finish().await;
+}
+
+pub async fn a_tasks_cancel_stops_the_engines_run<L: EngineRuns>() {
+    let lang = short_deadline::<L>().await;
+    let witness = lang.witness().await;
+    let before = lang.footprint(Tenant::A).await;
+    let c = lang.env().caller_a().await;
+    let task_id = task_of::<L>(&c, lang.slow(&witness)).await;
+    lang.while_slow(&witness).await;
+    // Past the plain deadline the task still runs.
+    tokio::time::sleep(Duration::from_millis(L::DEADLINE_MS + 1000)).await;
+    let got = c.rpc("tasks/get", json!({"taskId": task_id})).await;
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    let cancelled = c.rpc("tasks/cancel", json!({"taskId": task_id})).await;
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    // The stop reaches the run at its next wait; the adapter then cancels it
+    // in the engine.
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    lang.check_stopped(&witness).await;
+    lang.check_left(Tenant::A, &before, 1).await;
     lang.finish().await;
 }
 

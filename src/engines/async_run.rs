@@ -150,10 +150,16 @@ pub async fn run<A: AsyncRun>(
     {
         return Err(EngineError::Failed(why.into()));
     }
+    // Stopped before it was sent: nothing is started at all.
+    if order.stop.is_some_and(CancellationToken::is_cancelled) {
+        return Ok(stopped_reply(
+            "the run was cancelled on request before it reached the engine; nothing ran",
+        ));
+    }
     let submitted = if steps.submission_is_the_run() {
         tokio::select! {
             submitted = steps.submit(tenant, order) => submitted?,
-            () = order.stopped() => return Ok(abandoned()),
+            () = order.stopped() => return Ok(stopped_reply(ABANDONED)),
         }
     } else {
         steps.submit(tenant, order).await?
@@ -241,14 +247,15 @@ fn stopped_error(cancelled: bool) -> String {
 
 /// A synchronous run whose caller stopped waiting: the engine sees its
 /// caller gone; what it did until then is unknown.
-fn abandoned() -> RunReply {
+const ABANDONED: &str = "the run was cancelled on request; its request to the engine was abandoned, so steps it began may have taken effect";
+
+/// A run stopped on request without a run at the engine to cancel.
+fn stopped_reply(error: &str) -> RunReply {
     RunReply {
         engine_run_id: None,
         state: RunState::TimedOut,
         result: Value::Null,
-        error: Some(
-            "the run was cancelled on request; its request to the engine was abandoned, so steps it began may have taken effect".into(),
-        ),
+        error: Some(error.into()),
         events: Vec::new(),
         problems: Vec::new(),
     }

@@ -36,6 +36,24 @@ pub trait EngineEnv: Sized {
     /// The bearer keys of the keyed callers a and b.
     fn keys(&self) -> [&str; 2];
 
+    /// Whether the gateway has no run in flight within `within` (a run ends
+    /// once the engine's answer is read and what it created is cleaned up).
+    async fn runs_settled(&self, within: std::time::Duration) -> bool {
+        let gateway = self
+            .gateway()
+            .gateway
+            .as_ref()
+            .expect("an in-process gateway");
+        let until = std::time::Instant::now() + within;
+        while gateway.metrics.runs_in_flight.get() > 0 {
+            if std::time::Instant::now() >= until {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        true
+    }
+
     /// An initialized session of keyed caller a.
     async fn caller_a(&self) -> Mcp {
         session(self.gateway(), self.keys()[0]).await

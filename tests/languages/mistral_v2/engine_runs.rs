@@ -134,7 +134,22 @@ impl EngineRuns for MistralV2 {
         json!(SLOW)
     }
 
-    async fn while_slow(&self, _: &()) {}
+    async fn while_slow(&self, _: &()) {
+        // The execution exists and runs (a cold Mistral takes seconds to
+        // get there).
+        let until = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let executions = self.executions(Tenant::A).await;
+            if executions.iter().any(|e| e["state"] == "RUNNING") {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "no running execution: {executions:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
 
     fn long(&self) -> Value {
         json!(LONG)

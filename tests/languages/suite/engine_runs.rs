@@ -399,9 +399,13 @@ pub async fn a_tasks_cancel_stops_the_engines_run<L: EngineRuns>() {
     let cancelled = c.rpc("tasks/cancel", json!({"taskId": task_id})).await;
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
     // The stop reaches the run at its next wait; the adapter then cancels it
-    // in the engine.
-    tokio::time::sleep(Duration::from_millis(2000)).await;
+    // in the engine (a run held by the test's own hook may wait for it).
+    lang.env().runs_settled(Duration::from_secs(5)).await;
     lang.check_stopped(&witness).await;
+    assert!(
+        lang.env().runs_settled(Duration::from_secs(30)).await,
+        "the cancelled run never ended in the gateway"
+    );
     lang.check_left(Tenant::A, &before, 1).await;
     lang.finish().await;
 }

@@ -214,6 +214,9 @@ pub(super) fn entry(t: &NodeType, rows: &[super::risk::RiskRow]) -> Option<Value
         Value::Number(t.default_version.clone()),
     );
     n8n.insert("trigger".into(), json!(d.trigger));
+    if let Some(max) = d.max_nodes {
+        n8n.insert("max_nodes".into(), json!(max));
+    }
     if let Some((count, names)) = fixed(&d.outputs) {
         n8n.insert("outputs".into(), json!(count));
         let names = d
@@ -285,6 +288,8 @@ mod tests {
         assert_eq!(r#if["n8n"]["output_names"], json!(["true", "false"]));
         let manual = entry_of("n8n-nodes-base.manualTrigger");
         assert_eq!(manual["n8n"]["trigger"], true);
+        assert_eq!(manual["n8n"]["max_nodes"], 1);
+        assert!(r#if["n8n"].get("max_nodes").is_none());
         assert_eq!(manual["n8n"]["inputs"], 0);
         assert_eq!(manual["risk"], "safe");
     }

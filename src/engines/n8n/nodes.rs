@@ -38,7 +38,15 @@ pub struct Description {
     pub output_names: Option<Value>,
     pub credentials: Vec<Value>,
     pub properties: Vec<Value>,
+    /// Whether the node starts runs: n8n's own rule (`isTriggerNode` of
+    /// n8n-workflow's node helpers) is that the description's `group`
+    /// holds `trigger`; webhook and polling triggers are in that group
+    /// too. A node with no inputs is not one by that alone: AI sub-nodes
+    /// and tools have none and only serve the node they are attached to.
     pub trigger: bool,
+    /// How many nodes of the type a workflow may hold (`maxNodes`), when
+    /// the description limits it.
+    pub max_nodes: Option<u64>,
 }
 
 /// One node type, every version.
@@ -104,12 +112,10 @@ impl NodeCatalog {
                 Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_number().cloned()).collect(),
                 _ => vec![Number::from(1)],
             };
-            let group = d.get("group").and_then(Value::as_array);
-            let trigger = group.is_some_and(|g| g.iter().any(|x| x == "trigger"))
-                || d.get("inputs")
-                    .and_then(Value::as_array)
-                    .is_some_and(|i| i.is_empty())
-                    && name != "n8n-nodes-base.stickyNote";
+            let trigger = d
+                .get("group")
+                .and_then(Value::as_array)
+                .is_some_and(|g| g.iter().any(|x| x == "trigger"));
             let description = Description {
                 versions: versions.clone(),
                 inputs: d.get("inputs").cloned().unwrap_or(Value::Null),
@@ -126,6 +132,7 @@ impl NodeCatalog {
                     .map(|p| p.iter().map(compact).collect())
                     .unwrap_or_default(),
                 trigger,
+                max_nodes: d.get("maxNodes").and_then(Value::as_u64),
             };
             let default_version = d.get("defaultVersion").and_then(Value::as_number).cloned();
             let entry = types.entry(name.to_string()).or_insert_with(|| NodeType {
@@ -229,6 +236,26 @@ pub(super) mod tests {
         assert_eq!(schedule.default_version.to_string(), "1.4");
         assert!(schedule.default_description().unwrap().trigger);
         assert!(!fixture().types["n8n-nodes-base.stickyNote"].descriptions[0].trigger);
+        let manual = fixture().types["n8n-nodes-base.manualTrigger"].default_description();
+        assert_eq!(manual.and_then(|d| d.max_nodes), Some(1));
+        assert_eq!(schedule.default_description().unwrap().max_nodes, None);
+    }
+
+    #[test]
+    fn a_node_without_inputs_outside_the_trigger_group_is_no_trigger() {
+        // As n8n serves an AI sub-node and a tool: no inputs, no trigger group.
+        let catalog = NodeCatalog::from_descriptions(&[
+            serde_json::json!({"name": "@n8n/n8n-nodes-langchain.lmChatOpenAi",
+                "group": ["transform"], "version": 1, "inputs": [], "outputs": ["ai_languageModel"]}),
+            serde_json::json!({"name": "n8n-nodes-base.httpRequestTool",
+                "group": ["output"], "version": 4.2, "inputs": [], "outputs": ["ai_tool"]}),
+            serde_json::json!({"name": "n8n-nodes-base.gmailTrigger",
+                "group": ["trigger"], "version": 1, "polling": true, "inputs": [], "outputs": ["main"]}),
+        ]);
+        let trigger = |name: &str| catalog.types[name].descriptions[0].trigger;
+        assert!(!trigger("@n8n/n8n-nodes-langchain.lmChatOpenAi"));
+        assert!(!trigger("n8n-nodes-base.httpRequestTool"));
+        assert!(trigger("n8n-nodes-base.gmailTrigger"));
     }
 
     #[test]

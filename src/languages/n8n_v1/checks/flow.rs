@@ -1,11 +1,12 @@
 //! How a run flows: cycles it can never leave, what starts it, and nodes
 //! it never reaches. n8n lets all of these through: a cycle without a way
 //! out hangs its main process (docs/n8n.md), a workflow without a trigger
-//! cannot be started, and a node connected to nothing is silently skipped.
+//! cannot be started, a disabled trigger ignores the data pinned on it (the
+//! run's input), and a node connected to nothing is silently skipped.
 
 use super::{NodeTypes, error, finding};
 use crate::classify::{Diagnostic, Severity};
-use crate::languages::n8n_v1::document::{MANUAL_TRIGGER, Workflow};
+use crate::languages::n8n_v1::document::Workflow;
 use crate::languages::n8n_v1::graph::{Graph, is_loop};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -57,33 +58,33 @@ pub fn cycles(wf: &Workflow, graph: &Graph) -> Vec<Diagnostic> {
     out
 }
 
-/// No trigger at all (an error), and a second Manual Trigger (a warning:
-/// a manual run starts from one of them only).
+/// No trigger at all, or none enabled: the run pins its input on the first
+/// enabled trigger and starts there, and execute refuses a workflow that has
+/// none. n8n itself would start a manual run from a disabled trigger but
+/// hand on an empty item instead of the data pinned on it (measured on
+/// 2.41.1), so the run's input would be lost.
 pub fn triggers(wf: &Workflow, types: &NodeTypes) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    if !wf.nodes.iter().any(|n| types.is_trigger(n)) {
-        out.push(error(
+    let triggers: Vec<_> = wf.nodes.iter().filter(|n| types.is_trigger(n)).collect();
+    let Some(first) = triggers.first() else {
+        return vec![error(
             "invalid_structure",
             "/nodes".into(),
             "the workflow has no trigger node: nothing can start it".into(),
-        ));
+        )];
+    };
+    if triggers.iter().any(|n| !n.is_disabled()) {
+        return Vec::new();
     }
-    let mut manual = wf.nodes.iter().filter(|n| n.kind == MANUAL_TRIGGER);
-    if let Some(first) = manual.next() {
-        for other in manual {
-            out.push(finding(
-                Severity::Warning,
-                "invalid_structure",
-                other.pointer(),
-                format!(
-                    "'{}' is a second Manual Trigger: a manual run starts from one of them only ('{}' is the first)",
-                    other.name, first.name
-                ),
-                Some("keep one Manual Trigger and connect it to every path".into()),
-            ));
-        }
-    }
-    out
+    vec![finding(
+        Severity::Error,
+        "invalid_structure",
+        format!("{}/disabled", first.pointer()),
+        format!(
+            "every trigger of the workflow is disabled ('{}' first): a run starts from an enabled trigger only",
+            first.name
+        ),
+        Some(format!("enable '{}' (remove `disabled`)", first.name)),
+    )]
 }
 
 /// Nodes connected to nothing, in any connection type (sticky notes are

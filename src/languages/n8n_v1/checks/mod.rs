@@ -7,11 +7,13 @@
 //! corpus").
 //!
 //! One file per kind of finding: the document's form ([`form`]), the
-//! connections ([`connections`]), the flow of a run ([`flow`]) and the
-//! JavaScript of expressions and Code nodes ([`scripts`]). Every finding is
+//! connections ([`connections`]), how many nodes of a type the workflow
+//! holds ([`counts`]), the flow of a run ([`flow`]) and the JavaScript of
+//! expressions and Code nodes ([`scripts`]). Every finding is
 //! located by a JSON Pointer to the node, its parameter or its connection.
 
 mod connections;
+mod counts;
 mod flow;
 mod form;
 mod scripts;
@@ -65,6 +67,12 @@ impl<'c> NodeTypes<'c> {
         self.catalog?.get(kind)?.member("n8n")
     }
 
+    /// How many nodes of type `kind` a workflow may hold: its entry's
+    /// `n8n.max_nodes` (n8n's `maxNodes`), when the entry has one.
+    pub fn max_nodes(&self, kind: &str) -> Option<u64> {
+        self.described(kind)?.get("max_nodes")?.as_u64()
+    }
+
     /// Whether a node starts runs: its entry's `n8n.trigger`, else its
     /// type's name.
     pub fn is_trigger(&self, node: &Node) -> bool {
@@ -87,6 +95,7 @@ pub fn all(program: &Value, catalog: &CatalogView) -> Vec<Diagnostic> {
     out.extend(connections::all(program, &wf, &types));
     out.extend(flow::cycles(&wf, &graph));
     out.extend(flow::triggers(&wf, &types));
+    out.extend(counts::beyond_max_nodes(&wf, &types));
     out.extend(flow::disconnected(&wf));
     out.extend(scripts::all(&wf, &graph));
     out

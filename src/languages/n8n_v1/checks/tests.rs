@@ -341,3 +341,35 @@ fn a_workflow_whose_every_trigger_is_disabled_cannot_start() {
     );
     assert_eq!(codes_at(&program), []);
 }
+
+#[test]
+fn a_dollar_variable_n8n_does_not_have_is_refused_at_its_parameter() {
+    let program = workflow(
+        vec![
+            node("Start", START),
+            with(
+                node("Set", SET),
+                json!({"a": "={{ $josn.name }} and {{ $foo }} and {{ $foo.bar }}",
+                       "b": "={{ $json.list.map($x => $x.a) }} {{ $if($json.ok, 1, 2) }} {{ $now }} {{ $vars.v }}",
+                       "c": "$foo is literal text here"}),
+            ),
+        ],
+        json!({"Start": {"main": [[to("Set")]]}}),
+    );
+    let found = errors(&program);
+    let at: Vec<_> = found
+        .iter()
+        .map(|d| (d.code.as_str(), d.path.as_str()))
+        .collect();
+    // `$josn` and `$foo`, each once; nothing in `b` or `c`.
+    assert_eq!(
+        at,
+        [
+            ("unresolved_reference", "/nodes/1/parameters/a"),
+            ("unresolved_reference", "/nodes/1/parameters/a")
+        ]
+    );
+    assert!(found[0].message.contains("`$josn`"), "{}", found[0].message);
+    assert_eq!(found[0].hint.as_deref(), Some("close match: $json"));
+    assert!(found[1].message.contains("`$foo`"), "{}", found[1].message);
+}

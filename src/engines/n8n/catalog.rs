@@ -169,18 +169,21 @@ pub(super) fn credentials_of(body: &Value) -> Vec<TenantCredential> {
         .unwrap_or_default()
 }
 
-/// How many connections of a fixed list there are, and their names;
-/// `None` when n8n computes them from the parameters (an expression).
+/// How many `main` connections a fixed list has, and their names; `None`
+/// when n8n computes them from the parameters (an expression). An AI
+/// connection (`ai_languageModel`, `ai_tool`, ...) is no `main` input or
+/// output: a sub-node has none, and an agent's model is attached, not fed.
 fn fixed(list: &Value) -> Option<(usize, Vec<Value>)> {
-    let items = list.as_array()?;
-    let names = items
+    let names: Vec<Value> = list
+        .as_array()?
         .iter()
         .map(|i| match i {
             Value::String(s) => json!(s),
             other => other.get("type").cloned().unwrap_or(Value::Null),
         })
+        .filter(|kind| kind == "main")
         .collect();
-    Some((items.len(), names))
+    Some((names.len(), names))
 }
 
 /// One node type as a catalog entry (docs/n8n-v1.md, "The catalog").
@@ -292,6 +295,29 @@ mod tests {
         assert!(r#if["n8n"].get("max_nodes").is_none());
         assert_eq!(manual["n8n"]["inputs"], 0);
         assert_eq!(manual["risk"], "safe");
+    }
+
+    #[test]
+    fn ai_connections_are_no_main_inputs_or_outputs() {
+        let catalog = crate::engines::n8n::nodes::NodeCatalog::from_descriptions(&[
+            json!({"name": "@n8n/n8n-nodes-langchain.lmChatOpenAi", "group": ["transform"],
+                   "version": 1, "inputs": [], "outputs": ["ai_languageModel"], "properties": []}),
+            json!({"name": "@n8n/n8n-nodes-langchain.informationExtractor", "group": ["transform"],
+                   "version": 1, "inputs": ["main", {"type": "ai_languageModel", "required": true}],
+                   "outputs": ["main"], "properties": []}),
+        ]);
+        let model = entry(&catalog.types["@n8n/n8n-nodes-langchain.lmChatOpenAi"], &[]).unwrap();
+        assert_eq!(
+            (&model["n8n"]["inputs"], &model["n8n"]["outputs"]),
+            (&json!(0), &json!(0))
+        );
+        let extractor = entry(
+            &catalog.types["@n8n/n8n-nodes-langchain.informationExtractor"],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(extractor["n8n"]["inputs"], 1);
+        assert_eq!(extractor["n8n"]["output_names"], json!(["main"]));
     }
 
     #[test]

@@ -1,14 +1,13 @@
-//! How a run flows: cycles it can never leave, what starts it, and nodes
-//! it never reaches. n8n lets all of these through: a cycle without a way
-//! out hangs its main process (docs/n8n.md), a workflow without a trigger
-//! cannot be started, a disabled trigger ignores the data pinned on it (the
-//! run's input), and a node connected to nothing is silently skipped.
+//! How a run flows: cycles it can never leave, and what starts it. n8n lets
+//! both through: a cycle without a way out hangs its main process
+//! (docs/n8n.md), a workflow without a trigger cannot be started, and a
+//! disabled trigger ignores the data pinned on it (the run's input). What
+//! a run never reaches is [`super::reach`]'s.
 
 use super::{NodeTypes, error, finding};
 use crate::classify::{Diagnostic, Severity};
 use crate::languages::n8n_v1::document::Workflow;
 use crate::languages::n8n_v1::graph::{Graph, is_loop};
-use serde_json::Value;
 use std::collections::HashSet;
 
 /// A cycle that passes no Loop Over Items node and that no output leads
@@ -85,60 +84,4 @@ pub fn triggers(wf: &Workflow, types: &NodeTypes) -> Vec<Diagnostic> {
         ),
         Some(format!("enable '{}' (remove `disabled`)", first.name)),
     )]
-}
-
-/// Nodes connected to nothing, in any connection type (sticky notes are
-/// comments; a workflow of one node has nothing to connect).
-pub fn disconnected(wf: &Workflow) -> Vec<Diagnostic> {
-    let runnable: Vec<_> = wf.nodes.iter().filter(|n| !n.is_sticky_note()).collect();
-    if runnable.len() < 2 {
-        return Vec::new();
-    }
-    // Compared regardless of case: a connection naming 'set' for 'Set'
-    // is reported as such, not as a node connected to nothing.
-    let connected: HashSet<String> = connected_names(wf)
-        .into_iter()
-        .map(str::to_lowercase)
-        .collect();
-    runnable
-        .into_iter()
-        .filter(|n| !connected.contains(&n.name.to_lowercase()))
-        .map(|n| {
-            finding(
-                Severity::Warning,
-                "invalid_structure",
-                n.pointer(),
-                format!(
-                    "the node '{}' is connected to nothing: it never runs",
-                    n.name
-                ),
-                Some("connect it, or remove it".into()),
-            )
-        })
-        .collect()
-}
-
-/// Names of the nodes at either end of any connection, of any type.
-fn connected_names<'a>(wf: &Workflow<'a>) -> HashSet<&'a str> {
-    let mut names = HashSet::new();
-    let Some(sources) = wf.connections.and_then(Value::as_object) else {
-        return names;
-    };
-    for (source, kinds) in sources {
-        let targets: Vec<&str> = kinds
-            .as_object()
-            .into_iter()
-            .flat_map(|k| k.values())
-            .filter_map(Value::as_array)
-            .flatten()
-            .filter_map(Value::as_array)
-            .flatten()
-            .filter_map(|t| t.get("node").and_then(Value::as_str))
-            .collect();
-        if !targets.is_empty() {
-            names.insert(source.as_str());
-            names.extend(targets);
-        }
-    }
-    names
 }

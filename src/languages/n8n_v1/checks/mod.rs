@@ -8,15 +8,20 @@
 //!
 //! One file per kind of finding: the document's form ([`form`]), the
 //! connections ([`connections`]), how many nodes of a type the workflow
-//! holds ([`counts`]), the flow of a run ([`flow`]) and the JavaScript of
-//! expressions and Code nodes ([`scripts`]). Every finding is
+//! holds ([`counts`]), the flow of a run ([`flow`]), what a run never
+//! reaches ([`reach`]), the data pinned on nodes ([`pin_data`]) and the
+//! JavaScript of expressions and Code nodes ([`scripts`]). Every finding is
 //! located by a JSON Pointer to the node, its parameter or its connection.
 
 mod connections;
 mod counts;
 mod flow;
 mod form;
+mod pin_data;
+mod reach;
 mod scripts;
+#[cfg(test)]
+mod silent_tests;
 #[cfg(test)]
 mod tests;
 
@@ -96,7 +101,10 @@ pub fn all(program: &Value, catalog: &CatalogView) -> Vec<Diagnostic> {
     out.extend(flow::cycles(&wf, &graph));
     out.extend(flow::triggers(&wf, &types));
     out.extend(counts::beyond_max_nodes(&wf, &types));
-    out.extend(flow::disconnected(&wf));
+    out.extend(reach::disconnected(&wf));
+    out.extend(reach::unreachable(&wf, &types));
+    out.extend(reach::unconnected_inputs(&wf, &types));
+    out.extend(pin_data::all(program, &wf, &types));
     out.extend(scripts::all(&wf, &graph));
     out
 }

@@ -6,20 +6,20 @@ use crate::catalog::CatalogView;
 use crate::classify::{Diagnostic, Severity};
 use serde_json::{Value, json};
 
-fn node(name: &str, kind: &str) -> Value {
+pub(super) fn node(name: &str, kind: &str) -> Value {
     json!({"name": name, "type": kind, "typeVersion": 1, "position": [0, 0], "parameters": {}})
 }
 
-fn with(mut n: Value, parameters: Value) -> Value {
+pub(super) fn with(mut n: Value, parameters: Value) -> Value {
     n["parameters"] = parameters;
     n
 }
 
-fn to(target: &str) -> Value {
+pub(super) fn to(target: &str) -> Value {
     json!({"node": target, "type": "main", "index": 0})
 }
 
-fn workflow(nodes: Vec<Value>, connections: Value) -> Value {
+pub(super) fn workflow(nodes: Vec<Value>, connections: Value) -> Value {
     json!({"name": "t", "nodes": nodes, "connections": connections})
 }
 
@@ -37,10 +37,10 @@ fn codes_at(program: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-const START: &str = "n8n-nodes-base.manualTrigger";
-const SET: &str = "n8n-nodes-base.set";
-const IF: &str = "n8n-nodes-base.if";
-const NOOP: &str = "n8n-nodes-base.noOp";
+pub(super) const START: &str = "n8n-nodes-base.manualTrigger";
+pub(super) const SET: &str = "n8n-nodes-base.set";
+pub(super) const IF: &str = "n8n-nodes-base.if";
+pub(super) const NOOP: &str = "n8n-nodes-base.noOp";
 
 #[test]
 fn a_cycle_an_if_arm_leads_out_of_may_end() {

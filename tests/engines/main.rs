@@ -12,6 +12,7 @@ mod mistral;
 mod n8n;
 mod n8n_agreement;
 mod n8n_create;
+mod n8n_shared_catalog;
 mod n8n_silent;
 mod named;
 mod probe;

@@ -188,7 +188,7 @@ pub(super) fn credentials_of(body: &Value) -> Vec<TenantCredential> {
 /// How many `main` connections a fixed list has, and their names; `None`
 /// when n8n computes them from the parameters (an expression). An AI
 /// connection (`ai_languageModel`, `ai_tool`, ...) is no `main` input or
-/// output: a sub-node has none, and an agent's model is attached, not fed.
+/// output: a sub-node has none, and the model of an LLM chain is attached, not fed.
 fn fixed(list: &Value) -> Option<(usize, Vec<Value>)> {
     let names: Vec<Value> = list
         .as_array()?

@@ -32,8 +32,8 @@ pub struct Description {
     /// The properties as one compact JSON list ([`Description::properties`]
     /// reads it).
     properties: Box<str>,
-    /// Whether the node starts runs: n8n's own rule (`isTriggerNode` of
-    /// n8n-workflow's node helpers) is that the description's `group`
+    /// Whether the node starts runs: n8n's own rule (`isTriggerNode` in
+    /// n8n-workflow) is that the description's `group`
     /// holds `trigger`; webhook and polling triggers are in that group
     /// too. A node with no inputs is not one by that alone: AI sub-nodes
     /// and tools have none and only serve the node they are attached to.

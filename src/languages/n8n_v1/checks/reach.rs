@@ -107,7 +107,7 @@ fn reached(wf: &Workflow, types: &NodeTypes) -> Vec<bool> {
         }
     }
     // A sub-node serves the node it is attached to, which may itself be a
-    // sub-node (a tool of an agent used as a tool): attach until nothing
+    // sub-node (a model attached to a tool that is attached in turn): attach until nothing
     // changes.
     let attached: Vec<(usize, usize)> = links(wf)
         .into_iter()

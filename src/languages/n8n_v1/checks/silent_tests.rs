@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 const MERGE: &str = "n8n-nodes-base.merge";
 const MODEL: &str = "@n8n/n8n-nodes-langchain.lmChatOpenAi";
-const AGENT: &str = "@n8n/n8n-nodes-langchain.agent";
+const CHAIN: &str = "@n8n/n8n-nodes-langchain.chainLlm";
 
 /// The node types these workflows use, as the adapter's entries give them.
 fn view() -> CatalogView {
@@ -20,7 +20,7 @@ fn view() -> CatalogView {
         json!({"id": SET, "n8n": {"trigger": false, "inputs": 1, "outputs": 1}}),
         json!({"id": MERGE, "n8n": {"trigger": false, "outputs": 1}}),
         json!({"id": MODEL, "n8n": {"trigger": false, "inputs": 0, "outputs": 0}}),
-        json!({"id": AGENT, "n8n": {"trigger": false}}),
+        json!({"id": CHAIN, "n8n": {"trigger": false}}),
     ])
 }
 
@@ -58,11 +58,11 @@ fn an_ai_sub_node_attached_to_a_reached_node_is_reached() {
     let program = workflow(
         vec![
             node("Start", START),
-            node("Agent", AGENT),
+            node("Chain", CHAIN),
             node("Model", MODEL),
         ],
-        json!({"Start": {"main": [[to("Agent")]]},
-               "Model": {"ai_languageModel": [[{"node": "Agent", "type": "ai_languageModel", "index": 0}]]}}),
+        json!({"Start": {"main": [[to("Chain")]]},
+               "Model": {"ai_languageModel": [[{"node": "Chain", "type": "ai_languageModel", "index": 0}]]}}),
     );
     assert_eq!(found(&program), []);
 }

@@ -214,6 +214,15 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         )
         .unwrap_or(i64::MAX),
     );
+    caches.with_label_values(&["catalog_contents"]).set(
+        i64::try_from(
+            gw.engines
+                .values()
+                .map(|e| e.catalog.distinct_catalogs())
+                .sum::<usize>(),
+        )
+        .unwrap_or(i64::MAX),
+    );
     for (name, e) in &gw.engines {
         gw.metrics
             .engine_breakers

@@ -16,13 +16,15 @@
 //! `cache.read_only_catalog_staleness_ms`, never execute. A changed body
 //! whose mapped entries are the same (a usage counter moved) keeps the
 //! cached catalog: entries, digests and hashes are rebuilt only when the
-//! contract changed.
+//! contract changed. Tenants served the same entries share one built
+//! catalog ([`shared`]).
 
 mod canonical;
 mod entry;
 pub mod fresh;
 mod mapping;
 pub mod risk_when;
+pub mod shared;
 mod view;
 
 use canonical::VersionHasher;
@@ -109,6 +111,9 @@ pub struct CatalogService {
     mapping: EngineProfile,
     /// Bounded by the estimated bytes of each tenant's mapped catalog.
     tenants: moka::sync::Cache<String, Arc<TenantSlot>>,
+    /// The built catalogs by content: tenants served the same entries hold
+    /// one copy.
+    shared: shared::Shared<TenantCatalog>,
     /// (scope, version) pairs already written as baselines by this instance,
     /// bounded by bytes too (one marker per principal and version).
     snapshots_written: moka::sync::Cache<String, ()>,
@@ -166,6 +171,7 @@ impl CatalogService {
                     crate::weigh::as_weight(crate::weigh::text(marker) + 64)
                 })
                 .build(),
+            shared: shared::Shared::default(),
             version_changes: prometheus::IntCounter::new("unregistered", "-")
                 .expect("valid counter"),
             fresh: fresh::Staleness::new(Duration::ZERO),
@@ -330,9 +336,9 @@ impl CatalogService {
                     Some((_, old)) if old.version == built.version => old,
                     Some(_) => {
                         self.version_changes.inc();
-                        Arc::new(built)
+                        self.intern(built)
                     }
-                    None => Arc::new(built),
+                    None => self.intern(built),
                 };
                 (Some((etag, catalog.clone())), catalog)
             }
@@ -344,6 +350,17 @@ impl CatalogService {
             self.tenants.insert(tenant.to_string(), slot.clone());
         }
         Ok(catalog)
+    }
+
+    /// `built`, or the same catalog another tenant already holds.
+    fn intern(&self, built: TenantCatalog) -> Arc<TenantCatalog> {
+        let content = built.version.clone();
+        self.shared.intern(&content, built)
+    }
+
+    /// How many distinct capability catalogs the tenants hold.
+    pub fn distinct_catalogs(&self) -> usize {
+        self.shared.distinct()
     }
 
     /// A catalog heavier than the cache's share for catalogs is dropped

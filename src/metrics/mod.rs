@@ -171,7 +171,7 @@ impl Metrics {
             cache_entries: gauge_vec(
                 &registry,
                 "pilotage_cache_entries",
-                "Entries held in the in-process caches, by cache (verdicts, catalog_tenants).",
+                "Entries held in the in-process caches, by cache (verdicts, catalog_tenants, and catalog_contents: the distinct catalogs those tenants share).",
                 &["cache"],
             ),
             engine_breakers: gauge_vec(

@@ -201,6 +201,27 @@ async fn the_catalog_lists_node_types_with_a_stable_version() {
         .unwrap();
     assert_eq!(manual["n8n"]["trigger"], true);
     assert_eq!(manual["risk"], "safe");
+    // Derived from the served descriptions: maxNodes, n8n's trigger group,
+    // main connections only.
+    assert_eq!(manual["n8n"]["max_nodes"], 1);
+    assert!(http["n8n"].get("max_nodes").is_none());
+    let entry = |id: &str| capabilities.iter().find(|e| e["id"] == id).unwrap();
+    let with_limit: Vec<&str> = capabilities
+        .iter()
+        .filter(|e| e["n8n"].get("max_nodes").is_some())
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        with_limit.contains(&"n8n-nodes-base.executeWorkflowTrigger"),
+        "{with_limit:?}"
+    );
+    let model = entry("@n8n/n8n-nodes-langchain.lmChatOpenAi");
+    assert_eq!(model["n8n"]["trigger"], false);
+    assert_eq!(
+        (&model["n8n"]["inputs"], &model["n8n"]["outputs"]),
+        (&json!(0), &json!(0))
+    );
+    assert_eq!(entry("n8n-nodes-base.gmailTrigger")["n8n"]["trigger"], true);
     // The same n8n: the same version, and the same bytes for another tenant.
     let etag = etag.expect("an ETag");
     assert!(matches!(

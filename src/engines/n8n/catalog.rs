@@ -1,9 +1,12 @@
 //! The catalog: n8n's node descriptions (`GET /types/nodes.json`, readable
-//! only with a login cookie) read with the asking tenant's own login, parsed
-//! once per engine and kept in their compact form with the entries built
-//! from them; read again only when `GET /types/node-versions.json` (51 KB)
-//! changes. One capability entry per node type, in name order, so the same
-//! n8n gives the same bytes. The ETag is a hash of the entries.
+//! only with a login cookie) read with the asking tenant's own login, kept
+//! in their compact form, and the entries built from them; read again only
+//! when `GET /types/node-versions.json` (51 KB) changes. Every tenant of an
+//! engine uses the engine's one copy, and engines that read the same
+//! descriptions (two engine tables on one n8n) share one parsed copy, keyed
+//! by a digest of the text n8n served. One capability entry per node type,
+//! in name order, so the same n8n gives the same bytes. The ETag is a hash
+//! of the entries.
 
 use super::N8nEngine;
 use super::check::TenantCredential;
@@ -11,15 +14,20 @@ use super::client::{Auth, Call, N8nAnswer};
 use super::nodes::{Description, NodeCatalog, NodeType};
 use super::risk::node_risk;
 use super::schema::parameters_schema;
+use crate::catalog::shared::Shared;
 use crate::engines::{CatalogFetch, EngineError};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 /// A check reuses the node descriptions this long without asking n8n
 /// whether they changed (a catalog read always asks).
 const CHECK_REUSE: Duration = Duration::from_secs(10);
+
+/// Node descriptions by SHA-256 of the text n8n served: held once however
+/// many engines (and tenants) read the same.
+static PARSED: LazyLock<Shared<NodeCatalog>> = LazyLock::new(Shared::default);
 
 /// The node descriptions of the engine and the entries built from them.
 pub(super) struct Cached {
@@ -27,7 +35,10 @@ pub(super) struct Cached {
     versions: String,
     read_at: Instant,
     catalog: Arc<NodeCatalog>,
-    entries: Arc<Vec<Value>>,
+    /// The entries as one JSON list: held as text and read again only for
+    /// a tenant's fresh listing, so their schemas are not kept as a tree
+    /// beside the catalog service's own copy.
+    entries: Arc<str>,
     etag: String,
 }
 
@@ -42,9 +53,12 @@ impl N8nEngine {
         if etag == Some(tag.as_str()) {
             return Ok(CatalogFetch::NotModified);
         }
+        let capabilities = serde_json::from_str(&entries).map_err(|e| {
+            EngineError::Failed(format!("the n8n catalog's entries do not read ({e})"))
+        })?;
         Ok(CatalogFetch::Fresh {
             etag: Some(tag),
-            capabilities: entries.as_ref().clone(),
+            capabilities,
         })
     }
 
@@ -62,11 +76,7 @@ impl N8nEngine {
     /// (always when `fresh`, else when older than `CHECK_REUSE`). Reads
     /// with the tenant's own login, so a tenant n8n does not know gets
     /// nothing even when the cache is warm.
-    async fn cached(
-        &self,
-        tenant: &str,
-        fresh: bool,
-    ) -> Result<(Arc<Vec<Value>>, String), EngineError> {
+    async fn cached(&self, tenant: &str, fresh: bool) -> Result<(Arc<str>, String), EngineError> {
         let mut guard = self.nodes.lock().await;
         if !fresh
             && let Some(c) = guard.as_ref()
@@ -85,12 +95,17 @@ impl N8nEngine {
             return Ok((c.entries.clone(), c.etag.clone()));
         }
         let text = self.read_text(tenant, "/types/nodes.json").await?;
-        let list: Vec<Value> = serde_json::from_str(&text).map_err(|e| {
-            EngineError::Failed(format!("reading n8n's node types: not a JSON list ({e})"))
-        })?;
+        let digest = hex::encode(Sha256::digest(text.as_bytes()));
+        let catalog = match PARSED.get(&digest) {
+            Some(catalog) => catalog,
+            None => {
+                let parsed = NodeCatalog::from_text(&text).map_err(|e| {
+                    EngineError::Failed(format!("reading n8n's node types: not a JSON list ({e})"))
+                })?;
+                PARSED.intern(&digest, parsed)
+            }
+        };
         drop(text);
-        let catalog = NodeCatalog::from_descriptions(&list);
-        drop(list);
         let entries: Vec<Value> = catalog
             .types
             .values()
@@ -101,11 +116,12 @@ impl N8nEngine {
             "\"n8n-{}\"",
             hex::encode(Sha256::digest(canonical.as_bytes()))
         );
+        drop(entries);
         let cached = Cached {
             versions,
             read_at: Instant::now(),
-            catalog: Arc::new(catalog),
-            entries: Arc::new(entries),
+            catalog,
+            entries: Arc::from(canonical),
             etag,
         };
         let out = (cached.entries.clone(), cached.etag.clone());
@@ -169,18 +185,21 @@ pub(super) fn credentials_of(body: &Value) -> Vec<TenantCredential> {
         .unwrap_or_default()
 }
 
-/// How many connections of a fixed list there are, and their names;
-/// `None` when n8n computes them from the parameters (an expression).
+/// How many `main` connections a fixed list has, and their names; `None`
+/// when n8n computes them from the parameters (an expression). An AI
+/// connection (`ai_languageModel`, `ai_tool`, ...) is no `main` input or
+/// output: a sub-node has none, and the model of an LLM chain is attached, not fed.
 fn fixed(list: &Value) -> Option<(usize, Vec<Value>)> {
-    let items = list.as_array()?;
-    let names = items
+    let names: Vec<Value> = list
+        .as_array()?
         .iter()
         .map(|i| match i {
             Value::String(s) => json!(s),
             other => other.get("type").cloned().unwrap_or(Value::Null),
         })
+        .filter(|kind| kind == "main")
         .collect();
-    Some((items.len(), names))
+    Some((names.len(), names))
 }
 
 /// One node type as a catalog entry (docs/n8n-v1.md, "The catalog").
@@ -193,9 +212,10 @@ pub(super) fn entry(t: &NodeType, rows: &[super::risk::RiskRow]) -> Option<Value
     if !t.description.is_empty() {
         e.insert("description".into(), json!(t.description));
     }
-    e.insert("input_schema".into(), parameters_schema(&d.properties));
+    let properties = d.properties();
+    e.insert("input_schema".into(), parameters_schema(&properties));
     let risk = node_risk(rows, &t.name, |parameter| {
-        d.properties
+        properties
             .iter()
             .find(|p| p.get("name").and_then(Value::as_str) == Some(parameter))
             .and_then(|p| p.get("default").cloned())
@@ -214,6 +234,9 @@ pub(super) fn entry(t: &NodeType, rows: &[super::risk::RiskRow]) -> Option<Value
         Value::Number(t.default_version.clone()),
     );
     n8n.insert("trigger".into(), json!(d.trigger));
+    if let Some(max) = d.max_nodes {
+        n8n.insert("max_nodes".into(), json!(max));
+    }
     if let Some((count, names)) = fixed(&d.outputs) {
         n8n.insert("outputs".into(), json!(count));
         let names = d
@@ -285,8 +308,33 @@ mod tests {
         assert_eq!(r#if["n8n"]["output_names"], json!(["true", "false"]));
         let manual = entry_of("n8n-nodes-base.manualTrigger");
         assert_eq!(manual["n8n"]["trigger"], true);
+        assert_eq!(manual["n8n"]["max_nodes"], 1);
+        assert!(r#if["n8n"].get("max_nodes").is_none());
         assert_eq!(manual["n8n"]["inputs"], 0);
         assert_eq!(manual["risk"], "safe");
+    }
+
+    #[test]
+    fn ai_connections_are_no_main_inputs_or_outputs() {
+        let catalog = crate::engines::n8n::nodes::NodeCatalog::from_descriptions(&[
+            json!({"name": "@n8n/n8n-nodes-langchain.lmChatOpenAi", "group": ["transform"],
+                   "version": 1, "inputs": [], "outputs": ["ai_languageModel"], "properties": []}),
+            json!({"name": "@n8n/n8n-nodes-langchain.informationExtractor", "group": ["transform"],
+                   "version": 1, "inputs": ["main", {"type": "ai_languageModel", "required": true}],
+                   "outputs": ["main"], "properties": []}),
+        ]);
+        let model = entry(&catalog.types["@n8n/n8n-nodes-langchain.lmChatOpenAi"], &[]).unwrap();
+        assert_eq!(
+            (&model["n8n"]["inputs"], &model["n8n"]["outputs"]),
+            (&json!(0), &json!(0))
+        );
+        let extractor = entry(
+            &catalog.types["@n8n/n8n-nodes-langchain.informationExtractor"],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(extractor["n8n"]["inputs"], 1);
+        assert_eq!(extractor["n8n"]["output_names"], json!(["main"]));
     }
 
     #[test]

@@ -93,8 +93,9 @@ fn check_node(
         version,
         top: true,
     };
+    let properties = catalog.properties(description);
     let values = params::check_level(
-        &description.properties,
+        &properties,
         given,
         None,
         &level,
@@ -105,7 +106,7 @@ fn check_node(
         node,
         &at,
         &description.credentials,
-        &description.properties,
+        &properties,
         &values,
         version,
         credentials,

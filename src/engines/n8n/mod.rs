@@ -6,7 +6,8 @@
 //!
 //! - `client`, `tenants`: what its calls carry, each tenant as its own n8n
 //!   user, and how n8n's answers read.
-//! - `nodes`, `catalog`, `schema`, `risk`: node descriptions → entries.
+//! - `served`, `nodes`, `catalog`, `schema`, `risk`: node descriptions as
+//!   n8n serves them → their compact form → entries.
 //! - `check` with `params`, `display`, `filter`, `cron`: the validator;
 //!   `probe`: n8n's own verdict at create, asked at validate.
 //! - `run`, `events`: the steps of a run (`engines::async_run` drives them).
@@ -26,6 +27,7 @@ mod probe;
 pub mod risk;
 mod run;
 pub mod schema;
+mod served;
 pub mod settings;
 pub mod tenants;
 

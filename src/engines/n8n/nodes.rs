@@ -2,43 +2,53 @@
 //! a compact form: per node type its descriptions (one per version or
 //! list of versions) with only what the catalog and the checks use. The
 //! texts for the editor (descriptions of properties, hints, placeholders,
-//! routing, icons, codex) are dropped.
+//! routing, icons, codex) are dropped while reading ([`super::served`]).
+//!
+//! A description's properties, most of what is kept, stay compact JSON text
+//! (10 MB for all of n8n 2.41.1's) and are read into values only when a
+//! check or an entry needs that description: as JSON values all at once
+//! they took 165 MB, for a workflow that uses a handful of node types.
 
-use serde_json::{Map, Number, Value};
+use super::served::{self, Served};
+use serde_json::{Number, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-/// Property keys kept (at every level of `options` and `values`).
-const KEPT: [&str; 10] = [
-    "name",
-    "displayName",
-    "type",
-    "default",
-    "required",
-    "options",
-    "displayOptions",
-    "typeOptions",
-    "values",
-    "value",
-];
-
-/// `typeOptions` keys kept.
-const KEPT_TYPE_OPTIONS: [&str; 4] = [
-    "multipleValues",
-    "loadOptionsMethod",
-    "loadOptions",
-    "minValue",
-];
+/// How many bytes (estimated heap) of properties read into values a
+/// catalog keeps for the next check: the node types of the workflows being
+/// checked, not all of n8n's.
+const RECENT_PROPERTIES_BYTES: u64 = 24 << 20;
 
 /// One description: the versions it covers and what they declare.
 #[derive(Debug, Clone)]
 pub struct Description {
+    /// Its position among the catalog's descriptions.
+    id: usize,
     pub versions: Vec<Number>,
     pub inputs: Value,
     pub outputs: Value,
     pub output_names: Option<Value>,
     pub credentials: Vec<Value>,
-    pub properties: Vec<Value>,
+    /// The properties as one compact JSON list ([`Description::properties`]
+    /// reads it).
+    properties: Box<str>,
+    /// Whether the node starts runs: n8n's own rule (`isTriggerNode` in
+    /// n8n-workflow) is that the description's `group`
+    /// holds `trigger`; webhook and polling triggers are in that group
+    /// too. A node with no inputs is not one by that alone: AI sub-nodes
+    /// and tools have none and only serve the node they are attached to.
     pub trigger: bool,
+    /// How many nodes of the type a workflow may hold (`maxNodes`), when
+    /// the description limits it.
+    pub max_nodes: Option<u64>,
+}
+
+impl Description {
+    /// The description's properties (parameters), each with only the kept
+    /// keys, read from their compact text.
+    pub fn properties(&self) -> Vec<Value> {
+        serde_json::from_str(&self.properties).unwrap_or_default()
+    }
 }
 
 /// One node type, every version.
@@ -80,9 +90,25 @@ impl NodeType {
 }
 
 /// Every node type an n8n serves, by name.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct NodeCatalog {
     pub types: BTreeMap<String, NodeType>,
+    /// The properties of recently checked descriptions, read into values.
+    recent: moka::sync::Cache<usize, Arc<Vec<Value>>>,
+}
+
+impl Default for NodeCatalog {
+    fn default() -> Self {
+        Self {
+            types: BTreeMap::new(),
+            recent: moka::sync::Cache::builder()
+                .max_capacity(RECENT_PROPERTIES_BYTES)
+                .weigher(|_: &usize, properties: &Arc<Vec<Value>>| {
+                    crate::weigh::as_weight(properties.iter().map(crate::weigh::json).sum())
+                })
+                .build(),
+        }
+    }
 }
 
 /// A version as a number to compare.
@@ -91,60 +117,69 @@ pub fn num(n: &Number) -> f64 {
 }
 
 impl NodeCatalog {
-    /// Reads the list `/types/nodes.json` answers (or the same list as a
-    /// test fixture); descriptions without a name are skipped.
+    /// Reads the text `/types/nodes.json` answers, keeping only what the
+    /// catalog and the checks use.
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        Ok(Self::from_served(served::read_list(text)?))
+    }
+
+    /// Reads the same list given as JSON values (a test fixture).
     pub fn from_descriptions(list: &[Value]) -> Self {
+        Self::from_served(list.iter().map(served::from_value).collect())
+    }
+
+    /// The properties of `description`, read into values once while it is
+    /// checked often.
+    pub fn properties(&self, description: &Description) -> Arc<Vec<Value>> {
+        self.recent
+            .get_with(description.id, || Arc::new(description.properties()))
+    }
+
+    /// The descriptions by node type; those without a name are skipped.
+    fn from_served(list: Vec<Served>) -> Self {
         let mut types: BTreeMap<String, NodeType> = BTreeMap::new();
-        for d in list {
-            let Some(name) = d.get("name").and_then(Value::as_str) else {
+        for (id, d) in list.into_iter().enumerate() {
+            let Some(name) = d.name.as_ref().and_then(Value::as_str).map(str::to_string) else {
                 continue;
             };
-            let versions: Vec<Number> = match d.get("version") {
+            let versions: Vec<Number> = match &d.version {
                 Some(Value::Number(n)) => vec![n.clone()],
                 Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_number().cloned()).collect(),
                 _ => vec![Number::from(1)],
             };
-            let group = d.get("group").and_then(Value::as_array);
-            let trigger = group.is_some_and(|g| g.iter().any(|x| x == "trigger"))
-                || d.get("inputs")
-                    .and_then(Value::as_array)
-                    .is_some_and(|i| i.is_empty())
-                    && name != "n8n-nodes-base.stickyNote";
+            let trigger = d
+                .group
+                .as_ref()
+                .and_then(Value::as_array)
+                .is_some_and(|g| g.iter().any(|x| x == "trigger"));
             let description = Description {
-                versions: versions.clone(),
-                inputs: d.get("inputs").cloned().unwrap_or(Value::Null),
-                outputs: d.get("outputs").cloned().unwrap_or(Value::Null),
-                output_names: d.get("outputNames").cloned(),
+                id,
+                versions,
+                inputs: d.inputs.unwrap_or(Value::Null),
+                outputs: d.outputs.unwrap_or(Value::Null),
+                output_names: d.output_names,
                 credentials: d
-                    .get("credentials")
-                    .and_then(Value::as_array)
-                    .map(|c| c.iter().map(compact).collect())
-                    .unwrap_or_default(),
-                properties: d
-                    .get("properties")
-                    .and_then(Value::as_array)
-                    .map(|p| p.iter().map(compact).collect())
-                    .unwrap_or_default(),
+                    .credentials
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|c| c.0)
+                    .collect(),
+                properties: properties_text(d.properties.unwrap_or_default()),
                 trigger,
+                max_nodes: d.max_nodes.as_ref().and_then(Value::as_u64),
             };
-            let default_version = d.get("defaultVersion").and_then(Value::as_number).cloned();
-            let entry = types.entry(name.to_string()).or_insert_with(|| NodeType {
-                name: name.to_string(),
-                display_name: d
-                    .get("displayName")
-                    .and_then(Value::as_str)
-                    .unwrap_or(name)
-                    .to_string(),
-                description: d
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                default_version: default_version.clone().unwrap_or(Number::from(1)),
+            let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_string);
+            let display_name = text(&d.display_name).unwrap_or_else(|| name.clone());
+            let summary = text(&d.description).unwrap_or_default();
+            let entry = types.entry(name.clone()).or_insert_with(|| NodeType {
+                name,
+                display_name,
+                description: summary,
+                default_version: d.default_version.clone().unwrap_or(Number::from(1)),
                 descriptions: Vec::new(),
             });
             entry.descriptions.push(description);
-            match default_version {
+            match d.default_version {
                 Some(v) => entry.default_version = v,
                 None => {
                     // No declared default: the newest version.
@@ -154,7 +189,10 @@ impl NodeCatalog {
                 }
             }
         }
-        Self { types }
+        Self {
+            types,
+            ..Self::default()
+        }
     }
 
     /// The closest known node type names to `name` (for hints).
@@ -168,37 +206,17 @@ impl NodeCatalog {
     }
 }
 
-/// A property (or credential, or option) with only the kept keys, at every
-/// level.
-fn compact(v: &Value) -> Value {
-    let Some(obj) = v.as_object() else {
-        return v.clone();
-    };
-    let mut out = Map::new();
-    for (k, val) in obj {
-        if !KEPT.contains(&k.as_str()) {
-            continue;
+/// One JSON list of properties already written as text.
+fn properties_text(list: Vec<served::KeptText>) -> Box<str> {
+    let mut text = String::from("[");
+    for (i, property) in list.into_iter().enumerate() {
+        if i > 0 {
+            text.push(',');
         }
-        let kept = match k.as_str() {
-            "options" | "values" => match val {
-                Value::Array(items) => Value::Array(items.iter().map(compact).collect()),
-                other => other.clone(),
-            },
-            "typeOptions" => Value::Object(
-                val.as_object()
-                    .map(|t| {
-                        t.iter()
-                            .filter(|(k, _)| KEPT_TYPE_OPTIONS.contains(&k.as_str()))
-                            .map(|(k, v)| (k.clone(), v.clone()))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            ),
-            _ => val.clone(),
-        };
-        out.insert(k.clone(), kept);
+        text.push_str(&property.0);
     }
-    Value::Object(out)
+    text.push(']');
+    text.into_boxed_str()
 }
 
 #[cfg(test)]
@@ -229,12 +247,32 @@ pub(super) mod tests {
         assert_eq!(schedule.default_version.to_string(), "1.4");
         assert!(schedule.default_description().unwrap().trigger);
         assert!(!fixture().types["n8n-nodes-base.stickyNote"].descriptions[0].trigger);
+        let manual = fixture().types["n8n-nodes-base.manualTrigger"].default_description();
+        assert_eq!(manual.and_then(|d| d.max_nodes), Some(1));
+        assert_eq!(schedule.default_description().unwrap().max_nodes, None);
+    }
+
+    #[test]
+    fn a_node_without_inputs_outside_the_trigger_group_is_no_trigger() {
+        // As n8n serves an AI sub-node and a tool: no inputs, no trigger group.
+        let catalog = NodeCatalog::from_descriptions(&[
+            serde_json::json!({"name": "@n8n/n8n-nodes-langchain.lmChatOpenAi",
+                "group": ["transform"], "version": 1, "inputs": [], "outputs": ["ai_languageModel"]}),
+            serde_json::json!({"name": "n8n-nodes-base.httpRequestTool",
+                "group": ["output"], "version": 4.2, "inputs": [], "outputs": ["ai_tool"]}),
+            serde_json::json!({"name": "n8n-nodes-base.gmailTrigger",
+                "group": ["trigger"], "version": 1, "polling": true, "inputs": [], "outputs": ["main"]}),
+        ]);
+        let trigger = |name: &str| catalog.types[name].descriptions[0].trigger;
+        assert!(!trigger("@n8n/n8n-nodes-langchain.lmChatOpenAi"));
+        assert!(!trigger("n8n-nodes-base.httpRequestTool"));
+        assert!(trigger("n8n-nodes-base.gmailTrigger"));
     }
 
     #[test]
     fn editor_texts_are_dropped() {
         let http = &fixture().types["n8n-nodes-base.httpRequest"];
-        let text = serde_json::to_string(&http.descriptions[0].properties).unwrap();
+        let text = serde_json::to_string(&http.descriptions[0].properties()).unwrap();
         assert!(!text.contains("\"description\""));
         assert!(!text.contains("\"placeholder\""));
         assert!(text.contains("\"url\""));

@@ -1,7 +1,8 @@
 //! Running a workflow, as the steps of `engines::async_run`: create it in
 //! the tenant's own project under a gateway-owned name (`pilotage-<digest>`)
 //! with the tenant's API key and the Pilotage input pinned as its trigger's
-//! output, run it manually from that trigger with the tenant's login; the
+//! output (beside the program's own `pinData`), run it manually from that
+//! trigger with the tenant's login; the
 //! execution ends when n8n stops it (past the deadline the gateway stops
 //! it: `TimedOut`), is read into events, and the execution and the
 //! workflow are deleted again: nothing is kept in n8n. n8n's refusals
@@ -220,7 +221,7 @@ impl N8nEngine {
             "nodes": program.get("nodes").cloned().unwrap_or(json!([])),
             "connections": program.get("connections").cloned().unwrap_or(json!({})),
             "settings": settings(program),
-            "pinData": {trigger: items(input)},
+            "pinData": pin_data(program, trigger, input),
         });
         let create = Call::once(operation, Method::POST, "/api/v1/workflows");
         let created = self.call(tenant, create, Auth::Key, Some(&body)).await?;
@@ -374,6 +375,19 @@ fn settings(program: &Value) -> Value {
     settings
 }
 
+/// The data pinned for the run: the program's own `pinData` (nodes that
+/// hand on fixed items instead of running), with the Pilotage input pinned
+/// on `trigger` in place of anything the program pinned there.
+fn pin_data(program: &Value, trigger: &str, input: &Value) -> Value {
+    let mut pins = program
+        .get("pinData")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    pins.insert(trigger.to_string(), items(input));
+    Value::Object(pins)
+}
+
 /// An id n8n gives as a string or a number.
 pub(super) fn id_text(v: &Value) -> Option<String> {
     match v {
@@ -509,6 +523,20 @@ mod tests {
         assert_eq!(
             settings(&json!({"settings": {"saveExecutionProgress": false}})),
             json!({"saveExecutionProgress": false})
+        );
+    }
+
+    #[test]
+    fn the_programs_pins_are_kept_and_the_input_is_pinned_on_the_trigger() {
+        let program =
+            json!({"pinData": {"Start": [{"json": {"old": 1}}], "Fetch": [{"json": {"n": 2}}]}});
+        assert_eq!(
+            pin_data(&program, "Start", &json!({"name": "ada"})),
+            json!({"Start": [{"json": {"name": "ada"}}], "Fetch": [{"json": {"n": 2}}]})
+        );
+        assert_eq!(
+            pin_data(&json!({"pinData": [1]}), "Start", &Value::Null),
+            json!({"Start": [{"json": {}}]})
         );
     }
 

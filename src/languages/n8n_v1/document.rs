@@ -12,8 +12,6 @@ const TRIGGERS_BY_NAME: &[&str] = &["n8n-nodes-base.webhook", "n8n-nodes-base.st
 
 /// A sticky note: a comment on the canvas, never run.
 pub const STICKY_NOTE: &str = "n8n-nodes-base.stickyNote";
-/// The Manual Trigger (at most one per workflow).
-pub const MANUAL_TRIGGER: &str = "n8n-nodes-base.manualTrigger";
 /// If: two outputs, `true` and `false`.
 pub const IF: &str = "n8n-nodes-base.if";
 /// Switch: one output per rule (or `numberOutputs`).
@@ -51,6 +49,12 @@ impl Node<'_> {
 
     pub fn is_sticky_note(&self) -> bool {
         self.kind == STICKY_NOTE
+    }
+
+    /// Whether the node is disabled (`"disabled": true`): n8n passes its
+    /// input through without running it, and a run cannot start from it.
+    pub fn is_disabled(&self) -> bool {
+        self.raw.get("disabled").and_then(Value::as_bool) == Some(true)
     }
 }
 

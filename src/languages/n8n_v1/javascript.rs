@@ -1,7 +1,8 @@
 //! JavaScript in a workflow: the `{{ … }}` expressions of parameter strings
 //! and the bodies of Code nodes, checked for syntax with `oxc_parser` (the
-//! parser only: no scope or type analysis), and the node references they
-//! make (`$('Name')`, `$node["Name"]`, `$node.Name`, `$items('Name')`).
+//! parser only: no type analysis), the `$` variables an expression reads
+//! ([`dollar_names`]), and the node references they make (`$('Name')`,
+//! `$node["Name"]`, `$node.Name`, `$items('Name')`).
 //!
 //! n8n runs a Code node's `jsCode` as the body of an async function and an
 //! expression as one JavaScript expression, so each is parsed wrapped that
@@ -39,13 +40,30 @@ const STACK_PER_BYTE: usize = 4 * 1024;
 /// the parse touches is used). Longer sources are not checked.
 const MAX_PARSE_STACK: usize = 512 << 20;
 
-/// The parser's first error in `source`. The parser recurses without a
-/// depth limit, so a longer source is parsed on a thread whose stack fits
-/// its worst case: a deeply nested program must never overflow the
-/// gateway's own stack. A source too long for that is not checked.
+/// The parser's first error in `source`.
 fn syntax_error(source: &str) -> Option<String> {
+    on_a_fitting_stack(source, parse).flatten()
+}
+
+/// The `$` names `expression` (the inside of one `{{ … }}`) reads without
+/// binding them: every `$` variable it uses, `$json` and `$` included. None
+/// when it does not parse (that is a finding of its own).
+pub fn dollar_names(expression: &str) -> Vec<String> {
+    on_a_fitting_stack(
+        &format!("(\n{expression}\n);"),
+        super::dollar_names::free_dollar_names,
+    )
+    .unwrap_or_default()
+}
+
+/// `work` on `source`, on a stack that fits it. The parser (and a walk of
+/// its tree) recurses without a depth limit, so a longer source is handled
+/// on a thread whose stack fits its worst case: a deeply nested program
+/// must never overflow the gateway's own stack. `None` for a source too
+/// long for that: it is not checked.
+fn on_a_fitting_stack<T: Send + 'static>(source: &str, work: fn(&str) -> T) -> Option<T> {
     if source.len() <= INLINE_PARSE_BYTES {
-        return parse(source);
+        return Some(work(source));
     }
     let stack = source.len().checked_mul(STACK_PER_BYTE)?;
     if stack > MAX_PARSE_STACK {
@@ -59,10 +77,10 @@ fn syntax_error(source: &str) -> Option<String> {
     std::thread::Builder::new()
         .name("javascript-parse".into())
         .stack_size(stack.max(8 << 20))
-        .spawn(move || parse(&owned))
+        .spawn(move || work(&owned))
         .ok()?
         .join()
-        .ok()?
+        .ok()
 }
 
 fn parse(source: &str) -> Option<String> {
@@ -188,12 +206,14 @@ mod tests {
                     )),
                     function_body_error(&format!("return {}1", "!".repeat(30_000))),
                     expression_error(&"[".repeat(30_000)),
+                    dollar_names(&format!("{}$foo{}", "(".repeat(20_000), ")".repeat(20_000))),
                 )
             })
             .expect("a thread")
             .join()
             .expect("no overflow");
         assert_eq!(deep.0, None);
+        assert_eq!(deep.3, ["$foo"]);
         assert_eq!(deep.1, None);
         assert!(deep.2.is_some());
         // Too long to check safely: no finding rather than a guess.

@@ -8,6 +8,8 @@
 pub mod bounds;
 pub mod checks;
 pub mod document;
+pub mod dollar_names;
+pub mod expression_names;
 #[cfg(test)]
 mod fixtures;
 pub mod graph;

@@ -88,6 +88,9 @@ pub(super) fn corpus_view() -> CatalogView {
             .as_array()
             .is_some_and(|g| g.iter().any(|x| x == "trigger"));
         let mut n8n = json!({"trigger": trigger});
+        if let Some(max) = d["maxNodes"].as_u64() {
+            n8n["max_nodes"] = json!(max);
+        }
         for key in ["inputs", "outputs"] {
             if let Some(list) = d[key].as_array() {
                 n8n[key] = json!(list.len());

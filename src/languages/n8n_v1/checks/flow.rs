@@ -1,13 +1,13 @@
-//! How a run flows: cycles it can never leave, what starts it, and nodes
-//! it never reaches. n8n lets all of these through: a cycle without a way
-//! out hangs its main process (docs/n8n.md), a workflow without a trigger
-//! cannot be started, and a node connected to nothing is silently skipped.
+//! How a run flows: cycles it can never leave, and what starts it. n8n lets
+//! both through: a cycle without a way out hangs its main process
+//! (docs/n8n.md), a workflow without a trigger cannot be started, and a
+//! disabled trigger ignores the data pinned on it (the run's input). What
+//! a run never reaches is [`super::reach`]'s.
 
 use super::{NodeTypes, error, finding};
 use crate::classify::{Diagnostic, Severity};
-use crate::languages::n8n_v1::document::{MANUAL_TRIGGER, Workflow};
+use crate::languages::n8n_v1::document::Workflow;
 use crate::languages::n8n_v1::graph::{Graph, is_loop};
-use serde_json::Value;
 use std::collections::HashSet;
 
 /// A cycle that passes no Loop Over Items node and that no output leads
@@ -57,87 +57,31 @@ pub fn cycles(wf: &Workflow, graph: &Graph) -> Vec<Diagnostic> {
     out
 }
 
-/// No trigger at all (an error), and a second Manual Trigger (a warning:
-/// a manual run starts from one of them only).
+/// No trigger at all, or none enabled: the run pins its input on the first
+/// enabled trigger and starts there, and execute refuses a workflow that has
+/// none. n8n itself would start a manual run from a disabled trigger but
+/// hand on an empty item instead of the data pinned on it (measured on
+/// 2.41.1), so the run's input would be lost.
 pub fn triggers(wf: &Workflow, types: &NodeTypes) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    if !wf.nodes.iter().any(|n| types.is_trigger(n)) {
-        out.push(error(
+    let triggers: Vec<_> = wf.nodes.iter().filter(|n| types.is_trigger(n)).collect();
+    let Some(first) = triggers.first() else {
+        return vec![error(
             "invalid_structure",
             "/nodes".into(),
             "the workflow has no trigger node: nothing can start it".into(),
-        ));
-    }
-    let mut manual = wf.nodes.iter().filter(|n| n.kind == MANUAL_TRIGGER);
-    if let Some(first) = manual.next() {
-        for other in manual {
-            out.push(finding(
-                Severity::Warning,
-                "invalid_structure",
-                other.pointer(),
-                format!(
-                    "'{}' is a second Manual Trigger: a manual run starts from one of them only ('{}' is the first)",
-                    other.name, first.name
-                ),
-                Some("keep one Manual Trigger and connect it to every path".into()),
-            ));
-        }
-    }
-    out
-}
-
-/// Nodes connected to nothing, in any connection type (sticky notes are
-/// comments; a workflow of one node has nothing to connect).
-pub fn disconnected(wf: &Workflow) -> Vec<Diagnostic> {
-    let runnable: Vec<_> = wf.nodes.iter().filter(|n| !n.is_sticky_note()).collect();
-    if runnable.len() < 2 {
+        )];
+    };
+    if triggers.iter().any(|n| !n.is_disabled()) {
         return Vec::new();
     }
-    // Compared regardless of case: a connection naming 'set' for 'Set'
-    // is reported as such, not as a node connected to nothing.
-    let connected: HashSet<String> = connected_names(wf)
-        .into_iter()
-        .map(str::to_lowercase)
-        .collect();
-    runnable
-        .into_iter()
-        .filter(|n| !connected.contains(&n.name.to_lowercase()))
-        .map(|n| {
-            finding(
-                Severity::Warning,
-                "invalid_structure",
-                n.pointer(),
-                format!(
-                    "the node '{}' is connected to nothing: it never runs",
-                    n.name
-                ),
-                Some("connect it, or remove it".into()),
-            )
-        })
-        .collect()
-}
-
-/// Names of the nodes at either end of any connection, of any type.
-fn connected_names<'a>(wf: &Workflow<'a>) -> HashSet<&'a str> {
-    let mut names = HashSet::new();
-    let Some(sources) = wf.connections.and_then(Value::as_object) else {
-        return names;
-    };
-    for (source, kinds) in sources {
-        let targets: Vec<&str> = kinds
-            .as_object()
-            .into_iter()
-            .flat_map(|k| k.values())
-            .filter_map(Value::as_array)
-            .flatten()
-            .filter_map(Value::as_array)
-            .flatten()
-            .filter_map(|t| t.get("node").and_then(Value::as_str))
-            .collect();
-        if !targets.is_empty() {
-            names.insert(source.as_str());
-            names.extend(targets);
-        }
-    }
-    names
+    vec![finding(
+        Severity::Error,
+        "invalid_structure",
+        format!("{}/disabled", first.pointer()),
+        format!(
+            "every trigger of the workflow is disabled ('{}' first): a run starts from an enabled trigger only",
+            first.name
+        ),
+        Some(format!("enable '{}' (remove `disabled`)", first.name)),
+    )]
 }

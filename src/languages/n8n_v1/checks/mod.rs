@@ -7,14 +7,21 @@
 //! corpus").
 //!
 //! One file per kind of finding: the document's form ([`form`]), the
-//! connections ([`connections`]), the flow of a run ([`flow`]) and the
+//! connections ([`connections`]), how many nodes of a type the workflow
+//! holds ([`counts`]), the flow of a run ([`flow`]), what a run never
+//! reaches ([`reach`]), the data pinned on nodes ([`pin_data`]) and the
 //! JavaScript of expressions and Code nodes ([`scripts`]). Every finding is
 //! located by a JSON Pointer to the node, its parameter or its connection.
 
 mod connections;
+mod counts;
 mod flow;
 mod form;
+mod pin_data;
+mod reach;
 mod scripts;
+#[cfg(test)]
+mod silent_tests;
 #[cfg(test)]
 mod tests;
 
@@ -65,6 +72,12 @@ impl<'c> NodeTypes<'c> {
         self.catalog?.get(kind)?.member("n8n")
     }
 
+    /// How many nodes of type `kind` a workflow may hold: its entry's
+    /// `n8n.max_nodes` (n8n's `maxNodes`), when the entry has one.
+    pub fn max_nodes(&self, kind: &str) -> Option<u64> {
+        self.described(kind)?.get("max_nodes")?.as_u64()
+    }
+
     /// Whether a node starts runs: its entry's `n8n.trigger`, else its
     /// type's name.
     pub fn is_trigger(&self, node: &Node) -> bool {
@@ -87,7 +100,11 @@ pub fn all(program: &Value, catalog: &CatalogView) -> Vec<Diagnostic> {
     out.extend(connections::all(program, &wf, &types));
     out.extend(flow::cycles(&wf, &graph));
     out.extend(flow::triggers(&wf, &types));
-    out.extend(flow::disconnected(&wf));
+    out.extend(counts::beyond_max_nodes(&wf, &types));
+    out.extend(reach::disconnected(&wf));
+    out.extend(reach::unreachable(&wf, &types));
+    out.extend(reach::unconnected_inputs(&wf, &types));
+    out.extend(pin_data::all(program, &wf, &types));
     out.extend(scripts::all(&wf, &graph));
     out
 }

@@ -1,6 +1,7 @@
 //! The JavaScript of a workflow: every `={{ … }}` parameter string and
-//! every Code node's `jsCode`. n8n renders an unclosed `{{` literally and
-//! fails a node whose JavaScript does not parse only when the node runs;
+//! every Code node's `jsCode`. n8n renders an unclosed `{{` literally,
+//! evaluates a `$` variable it does not have to nothing, and fails a node
+//! whose JavaScript does not parse only when the node runs;
 //! an expression reading a node that does not exist, that runs later, or
 //! that sits on another If or Switch arm fails (or reads nothing) at that
 //! point too. Each finding is located at the parameter holding the text.
@@ -8,6 +9,7 @@
 use super::{error, finding};
 use crate::classify::{Diagnostic, Severity};
 use crate::languages::n8n_v1::document::{CODE, Node, Workflow, escape};
+use crate::languages::n8n_v1::expression_names;
 use crate::languages::n8n_v1::graph::Graph;
 use crate::languages::n8n_v1::javascript::{self, UnclosedExpression};
 use serde_json::Value;
@@ -100,11 +102,38 @@ impl Scan<'_, '_> {
                 format!("the expression `{{{{{inside}}}}}` is not valid JavaScript: {why}"),
             ));
         }
+        self.variables(x, &insides, &at);
         let names: Vec<String> = insides
             .iter()
             .flat_map(|e| javascript::node_references(e))
             .collect();
         self.references(x, &names, at);
+    }
+
+    /// `unresolved_reference` for each `$` variable the expressions read
+    /// that n8n's expressions do not have (`$foo`, `$josn`): n8n evaluates
+    /// it to nothing and the node goes on with an empty value. Each name
+    /// once per parameter.
+    fn variables(&mut self, x: usize, insides: &[&str], at: &str) {
+        let mut seen: Vec<String> = Vec::new();
+        for name in insides.iter().flat_map(|e| javascript::dollar_names(e)) {
+            if expression_names::is_known(&name) || seen.contains(&name) {
+                continue;
+            }
+            let close = expression_names::close_to(&name);
+            self.out.push(finding(
+                Severity::Error,
+                "unresolved_reference",
+                at.to_string(),
+                format!(
+                    "'{}' reads `{name}`, which n8n's expressions do not have: n8n {} evaluates it to nothing, silently",
+                    self.wf.nodes[x].name,
+                    expression_names::n8n_version()
+                ),
+                (!close.is_empty()).then(|| format!("close match: {}", close.join(", "))),
+            ));
+            seen.push(name);
+        }
     }
 
     /// `unresolved_reference` for each name read from node `x` that

@@ -6,20 +6,20 @@ use crate::catalog::CatalogView;
 use crate::classify::{Diagnostic, Severity};
 use serde_json::{Value, json};
 
-fn node(name: &str, kind: &str) -> Value {
+pub(super) fn node(name: &str, kind: &str) -> Value {
     json!({"name": name, "type": kind, "typeVersion": 1, "position": [0, 0], "parameters": {}})
 }
 
-fn with(mut n: Value, parameters: Value) -> Value {
+pub(super) fn with(mut n: Value, parameters: Value) -> Value {
     n["parameters"] = parameters;
     n
 }
 
-fn to(target: &str) -> Value {
+pub(super) fn to(target: &str) -> Value {
     json!({"node": target, "type": "main", "index": 0})
 }
 
-fn workflow(nodes: Vec<Value>, connections: Value) -> Value {
+pub(super) fn workflow(nodes: Vec<Value>, connections: Value) -> Value {
     json!({"name": "t", "nodes": nodes, "connections": connections})
 }
 
@@ -37,10 +37,10 @@ fn codes_at(program: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-const START: &str = "n8n-nodes-base.manualTrigger";
-const SET: &str = "n8n-nodes-base.set";
-const IF: &str = "n8n-nodes-base.if";
-const NOOP: &str = "n8n-nodes-base.noOp";
+pub(super) const START: &str = "n8n-nodes-base.manualTrigger";
+pub(super) const SET: &str = "n8n-nodes-base.set";
+pub(super) const IF: &str = "n8n-nodes-base.if";
+pub(super) const NOOP: &str = "n8n-nodes-base.noOp";
 
 #[test]
 fn a_cycle_an_if_arm_leads_out_of_may_end() {
@@ -259,4 +259,117 @@ fn a_trigger_from_the_catalog_and_odd_values_never_panic() {
     ] {
         let _ = all(&odd, &view);
     }
+}
+
+/// A catalog describing the Manual Trigger as n8n 2.41.1 serves it: one a
+/// workflow.
+fn single_manual_trigger() -> CatalogView {
+    CatalogView::from_capabilities(vec![
+        json!({"id": START, "n8n": {"trigger": true, "inputs": 0, "outputs": 1, "max_nodes": 1}}),
+        json!({"id": SET, "n8n": {"trigger": false, "inputs": 1, "outputs": 1}}),
+    ])
+}
+
+#[test]
+fn nodes_past_their_types_max_nodes_are_refused_where_they_are() {
+    let program = workflow(
+        vec![
+            node("Start", START),
+            node("Set", SET),
+            node("Start again", START),
+            node("Third", START),
+        ],
+        json!({"Start": {"main": [[to("Set")]]}, "Start again": {"main": [[to("Set")]]},
+               "Third": {"main": [[to("Set")]]}}),
+    );
+    let found: Vec<_> = all(&program, &single_manual_trigger())
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    let at: Vec<_> = found
+        .iter()
+        .map(|d| (d.code.as_str(), d.path.as_str()))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            ("invalid_structure", "/nodes/2"),
+            ("invalid_structure", "/nodes/3")
+        ]
+    );
+    assert!(
+        found[0].message.contains("maxNodes"),
+        "{}",
+        found[0].message
+    );
+    assert!(
+        found[0]
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains("'Start'"))
+    );
+    // A type whose entry sets no limit may repeat.
+    let two_sets = workflow(
+        vec![node("Start", START), node("A", SET), node("B", SET)],
+        json!({"Start": {"main": [[to("A"), to("B")]]}}),
+    );
+    assert!(
+        all(&two_sets, &single_manual_trigger())
+            .iter()
+            .all(|d| d.severity != Severity::Error)
+    );
+}
+
+#[test]
+fn a_workflow_whose_every_trigger_is_disabled_cannot_start() {
+    let mut start = node("Start", START);
+    start["disabled"] = json!(true);
+    let program = workflow(
+        vec![start.clone(), node("Set", SET)],
+        json!({"Start": {"main": [[to("Set")]]}}),
+    );
+    assert_eq!(
+        codes_at(&program),
+        [("invalid_structure".into(), "/nodes/0/disabled".into())]
+    );
+    // One enabled trigger beside it is enough.
+    let mut webhook = node("Hook", "n8n-nodes-base.webhook");
+    webhook["parameters"] = json!({"path": "p"});
+    let program = workflow(
+        vec![start, webhook, node("Set", SET)],
+        json!({"Start": {"main": [[to("Set")]]}, "Hook": {"main": [[to("Set")]]}}),
+    );
+    assert_eq!(codes_at(&program), []);
+}
+
+#[test]
+fn a_dollar_variable_n8n_does_not_have_is_refused_at_its_parameter() {
+    let program = workflow(
+        vec![
+            node("Start", START),
+            with(
+                node("Set", SET),
+                json!({"a": "={{ $josn.name }} and {{ $foo }} and {{ $foo.bar }}",
+                       "b": "={{ $json.list.map($x => $x.a) }} {{ $if($json.ok, 1, 2) }} {{ $now }} {{ $vars.v }}",
+                       "c": "$foo is literal text here"}),
+            ),
+        ],
+        json!({"Start": {"main": [[to("Set")]]}}),
+    );
+    let found = errors(&program);
+    let at: Vec<_> = found
+        .iter()
+        .map(|d| (d.code.as_str(), d.path.as_str()))
+        .collect();
+    // `$josn` and `$foo`, each once; nothing in `b` or `c`.
+    assert_eq!(
+        at,
+        [
+            ("unresolved_reference", "/nodes/1/parameters/a"),
+            ("unresolved_reference", "/nodes/1/parameters/a")
+        ]
+    );
+    assert!(found[0].message.contains("`$josn`"), "{}", found[0].message);
+    assert_eq!(found[0].hint.as_deref(), Some("close match: $json"));
+    assert!(found[1].message.contains("`$foo`"), "{}", found[1].message);
 }

@@ -45,6 +45,17 @@ pub fn json_type(v: &Value) -> &'static str {
     }
 }
 
+/// What n8n counts as no value for a required parameter (its activation
+/// refuses a required `events` list left empty, as a blank string).
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.trim().is_empty(),
+        Value::Array(items) => items.is_empty(),
+        _ => false,
+    }
+}
+
 fn is_expression(v: &Value) -> bool {
     v.as_str().is_some_and(|s| s.starts_with('='))
 }
@@ -99,9 +110,7 @@ pub fn check_level(
             || (level.top && NEEDED.contains(&(level.node_type, name)));
         match given.get(name) {
             None => {
-                let default_empty = p
-                    .get("default")
-                    .is_none_or(|d| d.is_null() || d.as_str() == Some(""));
+                let default_empty = p.get("default").is_none_or(is_empty);
                 if required && default_empty {
                     out.push(RawProblem::error_at(
                         format!("required parameter '{name}' is missing"),
@@ -110,7 +119,7 @@ pub fn check_level(
                 }
             }
             Some(v) => {
-                if required && (v.as_str().is_some_and(|s| s.trim().is_empty()) || v.is_null()) {
+                if required && is_empty(v) {
                     out.push(RawProblem::error_at(
                         format!("required parameter '{name}' is empty"),
                         at,

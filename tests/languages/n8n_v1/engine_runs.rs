@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 /// An HTTP Request node calling `url` with `method`.
-fn call(name: &str, x: i64, method: &str, url: &str) -> Value {
+pub(super) fn call(name: &str, x: i64, method: &str, url: &str) -> Value {
     node(
         name,
         "httpRequest",
@@ -28,7 +28,7 @@ fn call(name: &str, x: i64, method: &str, url: &str) -> Value {
 }
 
 /// Start → each of `calls` in turn.
-fn calls(name: &str, calls: Vec<Value>) -> Value {
+pub(super) fn calls(name: &str, calls: Vec<Value>) -> Value {
     let names: Vec<String> = std::iter::once("Start".to_string())
         .chain(
             calls

@@ -6,6 +6,7 @@
 //! language checks: `three_languages` (`workflow/v1`, `mistral/v2` and
 //! `n8n/v1` on one gateway).
 
+mod approval;
 mod engine_runs;
 mod hook;
 mod three_languages;

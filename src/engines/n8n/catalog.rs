@@ -237,6 +237,9 @@ pub(super) fn entry(t: &NodeType, rows: &[super::risk::RiskRow]) -> Option<Value
     if let Some(max) = d.max_nodes {
         n8n.insert("max_nodes".into(), json!(max));
     }
+    if d.webhook {
+        n8n.insert("webhook".into(), json!(true));
+    }
     if let Some((count, names)) = fixed(&d.outputs) {
         n8n.insert("outputs".into(), json!(count));
         let names = d

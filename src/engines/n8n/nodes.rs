@@ -41,6 +41,9 @@ pub struct Description {
     /// How many nodes of the type a workflow may hold (`maxNodes`), when
     /// the description limits it.
     pub max_nodes: Option<u64>,
+    /// Whether the node listens on webhooks (the description's `webhooks`):
+    /// two of them on one path conflict when the workflow is activated.
+    pub webhook: bool,
 }
 
 impl Description {
@@ -167,6 +170,11 @@ impl NodeCatalog {
                 properties: properties_text(d.properties.unwrap_or_default()),
                 trigger,
                 max_nodes: d.max_nodes.as_ref().and_then(Value::as_u64),
+                webhook: d
+                    .webhooks
+                    .as_ref()
+                    .and_then(Value::as_array)
+                    .is_some_and(|w| !w.is_empty()),
             };
             let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_string);
             let display_name = text(&d.display_name).unwrap_or_else(|| name.clone());

@@ -48,6 +48,7 @@ pub struct Served {
     pub outputs: Option<Value>,
     pub output_names: Option<Value>,
     pub max_nodes: Option<Value>,
+    pub webhooks: Option<Value>,
     pub credentials: Option<Vec<Kept>>,
     pub properties: Option<Vec<KeptText>>,
 }

@@ -24,6 +24,7 @@ mod scripts;
 mod silent_tests;
 #[cfg(test)]
 mod tests;
+mod webhooks;
 
 pub use form::structure_problem;
 
@@ -78,6 +79,15 @@ impl<'c> NodeTypes<'c> {
         self.described(kind)?.get("max_nodes")?.as_u64()
     }
 
+    /// Whether nodes of type `kind` listen on webhooks: its entry's
+    /// `n8n.webhook`.
+    pub fn listens(&self, kind: &str) -> bool {
+        self.described(kind)
+            .and_then(|d| d.get("webhook"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    }
+
     /// Whether a node starts runs: its entry's `n8n.trigger`, else its
     /// type's name.
     pub fn is_trigger(&self, node: &Node) -> bool {
@@ -101,6 +111,7 @@ pub fn all(program: &Value, catalog: &CatalogView) -> Vec<Diagnostic> {
     out.extend(flow::cycles(&wf, &graph));
     out.extend(flow::triggers(&wf, &types));
     out.extend(counts::beyond_max_nodes(&wf, &types));
+    out.extend(webhooks::same_path(&wf, &types));
     out.extend(reach::disconnected(&wf));
     out.extend(reach::unreachable(&wf, &types));
     out.extend(reach::unconnected_inputs(&wf, &types));

@@ -373,3 +373,67 @@ fn a_dollar_variable_n8n_does_not_have_is_refused_at_its_parameter() {
     assert_eq!(found[0].hint.as_deref(), Some("close match: $json"));
     assert!(found[1].message.contains("`$foo`"), "{}", found[1].message);
 }
+
+/// Webhook and Form Triggers as their descriptions say: they listen.
+fn listening() -> CatalogView {
+    CatalogView::from_capabilities(vec![
+        json!({"id": "n8n-nodes-base.webhook", "n8n": {"trigger": true, "inputs": 0, "outputs": 1, "webhook": true}}),
+        json!({"id": "n8n-nodes-base.formTrigger", "n8n": {"trigger": true, "inputs": 0, "outputs": 1, "webhook": true}}),
+    ])
+}
+
+fn hook(name: &str, kind: &str, parameters: Value) -> Value {
+    let mut n = node(name, kind);
+    n["parameters"] = parameters;
+    n
+}
+
+#[test]
+fn webhooks_on_one_path_and_method_are_refused_at_the_second() {
+    let errors = |nodes: Vec<Value>| -> Vec<String> {
+        all(&workflow(nodes, json!({})), &listening())
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error && d.message.contains("webhook path"))
+            .map(|d| d.path)
+            .collect()
+    };
+    let web = "n8n-nodes-base.webhook";
+    let form = "n8n-nodes-base.formTrigger";
+    assert_eq!(
+        errors(vec![
+            hook("A", web, json!({"path": "in", "httpMethod": "POST"})),
+            hook("B", web, json!({"path": "/in", "httpMethod": "POST"})),
+        ]),
+        ["/nodes/1"]
+    );
+    assert!(
+        errors(vec![
+            hook("A", web, json!({"path": "in", "httpMethod": "POST"})),
+            hook("B", web, json!({"path": "in", "httpMethod": "GET"})),
+            hook(
+                "C",
+                web,
+                json!({"path": "={{ 'in' }}", "httpMethod": "POST"})
+            ),
+        ])
+        .is_empty()
+    );
+    // A form answers every method on its path.
+    assert_eq!(
+        errors(vec![
+            hook("Ask", form, json!({"options": {"path": "ask"}})),
+            hook("Hook", web, json!({"path": "ask", "httpMethod": "GET"})),
+        ]),
+        ["/nodes/1"]
+    );
+    // A disabled node listens on nothing.
+    let mut off = hook("B", web, json!({"path": "in", "httpMethod": "POST"}));
+    off["disabled"] = json!(true);
+    assert!(
+        errors(vec![
+            hook("A", web, json!({"path": "in", "httpMethod": "POST"})),
+            off
+        ])
+        .is_empty()
+    );
+}

@@ -49,14 +49,6 @@ struct Inner {
     tasks: Arc<super::tasks::Tasks>,
 }
 
-/// What a task needs to know of the execute call it holds.
-pub struct TaskCall {
-    /// The language keeps idempotency keys (a taken-over run is replayed).
-    pub idempotent: bool,
-    /// The language's retention, which caps a task's lifetime.
-    pub retention_ms: Option<u64>,
-}
-
 /// What a principal with one permission set is offered: its tools (with
 /// their argument validators), its manifest, and its initialize result.
 struct Surface {
@@ -172,7 +164,7 @@ impl PilotageServer {
         principal: &Principal,
         name: &str,
         arguments: &serde_json::Map<String, Value>,
-    ) -> Result<TaskCall, McpError> {
+    ) -> Result<super::tasks::TaskCall, McpError> {
         let arguments = Value::Object(arguments.clone());
         let spec = self.offered(principal, name, &arguments)?;
         let ToolRole::Execute(language) = &spec.role else {
@@ -185,7 +177,7 @@ impl PilotageServer {
         let Some(lang) = self.inner.gw.language(language) else {
             return Err(McpError::internal_error("language vanished", None));
         };
-        Ok(TaskCall {
+        Ok(super::tasks::TaskCall {
             idempotent: lang.config.capabilities.execute.idempotency,
             retention_ms: lang
                 .config
@@ -531,4 +523,41 @@ fn principal_of(context: &RequestContext<RoleServer>) -> Option<&Principal> {
         .extensions
         .get::<Parts>()
         .and_then(|p| p.extensions.get::<Principal>())
+}
+
+/// Tasks reach the server through what they need of it.
+#[async_trait::async_trait]
+impl super::tasks::TaskHost for PilotageServer {
+    fn gateway(&self) -> &Arc<Gateway> {
+        PilotageServer::gateway(self)
+    }
+
+    fn tasks(&self) -> &Arc<super::tasks::Tasks> {
+        PilotageServer::tasks(self)
+    }
+
+    fn task_call(
+        &self,
+        principal: &Principal,
+        tool: &str,
+        arguments: &serde_json::Map<String, Value>,
+    ) -> Result<super::tasks::TaskCall, McpError> {
+        PilotageServer::task_call(self, principal, tool, arguments)
+    }
+
+    fn task_deadline(&self, tool: &str) -> Option<std::time::Duration> {
+        PilotageServer::task_deadline(self, tool)
+    }
+
+    async fn call(
+        &self,
+        params: CallToolRequestParams,
+        request: CallRequest<'_>,
+    ) -> Result<Answer, McpError> {
+        PilotageServer::call(self, params, request).await
+    }
+
+    fn shared(&self) -> Arc<dyn super::tasks::TaskHost> {
+        Arc::new(self.clone())
+    }
 }

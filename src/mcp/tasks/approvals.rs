@@ -7,11 +7,11 @@
 //! `working` and its run starts; a decline cancels it with nothing
 //! executed. Every decision is logged with who made it.
 
+use super::TaskHost;
 use super::record::{Decision, Status, TaskRecord};
 use super::{WRITE_ATTEMPTS, store_failed};
 use crate::auth::Principal;
 use crate::execute::approval::Hold;
-use crate::mcp::server::PilotageServer;
 use crate::store::now_ms;
 use rmcp::ErrorData as McpError;
 use serde_json::{Value, json};
@@ -68,7 +68,7 @@ pub fn form(hold: &Hold) -> Value {
 
 /// Lists a held task for the approvers of its tenant (best effort: the
 /// owner's client can still decide it).
-pub async fn list_for_approvers(server: &PilotageServer, owner: &Principal, task: &TaskRecord) {
+pub async fn list_for_approvers(host: &dyn TaskHost, owner: &Principal, task: &TaskRecord) {
     let entry = json!({
         "task_id": task.task_id,
         "revision": 0,
@@ -77,7 +77,7 @@ pub async fn list_for_approvers(server: &PilotageServer, owner: &Principal, task
         "held_ms": task.updated_ms,
     });
     let ttl = Duration::from_millis(task.ttl_left_ms(now_ms()));
-    if let Err(e) = server
+    if let Err(e) = host
         .gateway()
         .store
         .put_task(
@@ -94,11 +94,8 @@ pub async fn list_for_approvers(server: &PilotageServer, owner: &Principal, task
 }
 
 /// The runs of the approver's tenant that wait for a decision.
-pub async fn held_runs(
-    server: &PilotageServer,
-    approver: &Principal,
-) -> Result<Vec<Value>, McpError> {
-    let store = &server.gateway().store;
+pub async fn held_runs(host: &dyn TaskHost, approver: &Principal) -> Result<Vec<Value>, McpError> {
+    let store = &host.gateway().store;
     let entries = store
         .list_tasks(&index_scope(&approver.tenant))
         .await
@@ -149,12 +146,12 @@ pub enum Decider<'a> {
 
 /// Records `decider`'s decision on held task `task_id`.
 pub async fn decide(
-    server: &PilotageServer,
+    host: &dyn TaskHost,
     decider: Decider<'_>,
     task_id: &str,
     approve: bool,
 ) -> Result<TaskRecord, McpError> {
-    let store = &server.gateway().store;
+    let store = &host.gateway().store;
     let (owner_scope, by) = match decider {
         Decider::Owner(p) => (p.scope.clone(), p.scope.clone()),
         Decider::Approver(p) => {

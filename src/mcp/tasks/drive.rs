@@ -5,6 +5,7 @@
 //! call that needs a person's approval is held: the task waits in
 //! `input_required` until someone decides, then the approved run is called.
 
+use super::TaskHost;
 use super::approvals;
 use super::record::{Ending, Status, TaskRecord};
 use super::{Tasks, WRITE_ATTEMPTS, read, write};
@@ -12,7 +13,6 @@ use crate::auth::Principal;
 use crate::execute::RunTerms;
 use crate::execute::approval::{Approved, Hold, HoldSlot};
 use crate::mcp::call_request::CallRequest;
-use crate::mcp::server::PilotageServer;
 use crate::store::now_ms;
 use axum::http::HeaderMap;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ServerResult};
@@ -25,7 +25,7 @@ const DECISION_POLL: Duration = Duration::from_millis(500);
 
 pub(super) struct Drive {
     pub(super) tasks: Arc<Tasks>,
-    pub(super) server: PilotageServer,
+    pub(super) host: Arc<dyn TaskHost>,
     pub(super) principal: Principal,
     pub(super) record: TaskRecord,
     pub(super) stop: CancellationToken,
@@ -81,7 +81,7 @@ impl Drive {
     /// The execute call as the task's caller, its answer as an ending.
     async fn call(&self, hold: Option<HoldSlot>, approved: Option<Approved>) -> Ending {
         let lang_deadline = self
-            .server
+            .host
             .task_deadline(&self.record.tool)
             .unwrap_or(Duration::from_secs(3600));
         let headers = HeaderMap::new();
@@ -103,7 +103,7 @@ impl Drive {
             },
         };
         let params = CallToolRequestParams::new(self.record.tool.clone());
-        match self.server.call(params, request).await {
+        match self.host.call(params, request).await {
             Ok(answer) => {
                 let result = ServerResult::from(CallToolResponse::from(answer.into_result()));
                 match serde_json::to_value(result) {
@@ -125,7 +125,7 @@ impl Drive {
         let task_id = &self.record.task_id;
         let mut held = None;
         for _ in 0..WRITE_ATTEMPTS {
-            let record = read(&self.server, &self.principal, task_id).await.ok()??;
+            let record = read(&*self.host, &self.principal, task_id).await.ok()??;
             if record.status.is_terminal() {
                 return None;
             }
@@ -134,7 +134,7 @@ impl Drive {
             next.message = Some(approvals::waiting_message(&hold));
             next.hold = Some(hold.clone());
             next.decision = None;
-            if write(&self.server, &self.principal, &record, &next)
+            if write(&*self.host, &self.principal, &record, &next)
                 .await
                 .ok()?
             {
@@ -143,7 +143,7 @@ impl Drive {
             }
         }
         let held = held?;
-        approvals::list_for_approvers(&self.server, &self.principal, &held).await;
+        approvals::list_for_approvers(&*self.host, &self.principal, &held).await;
         tracing::info!(task_id, risk = %hold.risk, scope = %self.principal.scope, "run held for approval");
         let poll = Duration::from_millis(held.poll_ms).min(DECISION_POLL);
         // Bounded: the task is read until it is decided or ends, at most
@@ -151,7 +151,7 @@ impl Drive {
         let polls = held.ttl_ms / poll.as_millis().max(1) as u64 + 2;
         for _ in 0..polls {
             tokio::time::sleep(poll).await;
-            let record = match read(&self.server, &self.principal, task_id).await {
+            let record = match read(&*self.host, &self.principal, task_id).await {
                 Ok(Some(record)) => record,
                 Ok(None) => return None,
                 Err(_) => continue,
@@ -174,7 +174,7 @@ impl Drive {
         let lease = Duration::from_millis(self.tasks.config.lease_ms);
         loop {
             tokio::time::sleep(lease / 3).await;
-            let Ok(Some(record)) = read(&self.server, &self.principal, &self.record.task_id).await
+            let Ok(Some(record)) = read(&*self.host, &self.principal, &self.record.task_id).await
             else {
                 // The store did not answer: try again at the next beat (the
                 // lease has two more beats to run); a task gone is expired.
@@ -192,7 +192,7 @@ impl Drive {
             let now = now_ms();
             let mut next = record.moved(now);
             next.lease_until_ms = now.saturating_add(self.tasks.config.lease_ms);
-            let _ = write(&self.server, &self.principal, &record, &next).await;
+            let _ = write(&*self.host, &self.principal, &record, &next).await;
         }
     }
 
@@ -200,7 +200,7 @@ impl Drive {
     async fn finish(&self, ending: Ending) -> Option<Ending> {
         let task_id = &self.record.task_id;
         for _ in 0..WRITE_ATTEMPTS {
-            let record = read(&self.server, &self.principal, task_id).await.ok()??;
+            let record = read(&*self.host, &self.principal, task_id).await.ok()??;
             if record.status.is_terminal() {
                 return None;
             }
@@ -209,7 +209,7 @@ impl Drive {
             next.status = status;
             next.message = Some(message);
             next.ending = Some(ending.clone());
-            if write(&self.server, &self.principal, &record, &next)
+            if write(&*self.host, &self.principal, &record, &next)
                 .await
                 .ok()?
             {

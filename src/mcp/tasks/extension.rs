@@ -5,9 +5,9 @@
 //! task with its result or error once ended; `tasks/cancel` stops it. rmcp
 //! answers `-32021` to a client that did not declare the extension.
 
+use super::TaskHost;
 use super::record::{Ending, Status, TaskRecord};
 use crate::auth::{Principal, Reach};
-use crate::mcp::server::PilotageServer;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolResponse, CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult, JsonObject,
@@ -18,21 +18,19 @@ use std::time::Duration;
 
 /// Whether a call from this caller, of this tool, is run as a possible
 /// task: an execute tool, a caller a later request can be.
-pub fn may_hold(server: &PilotageServer, principal: &Principal, tool: &str) -> bool {
-    Reach::of(principal) == Reach::Lasting && server.task_deadline(tool).is_some()
+pub fn may_hold(host: &dyn TaskHost, principal: &Principal, tool: &str) -> bool {
+    Reach::of(principal) == Reach::Lasting && host.task_deadline(tool).is_some()
 }
 
 /// The call run as a task, answered inline when it ends within the bound.
 pub async fn call(
-    server: &PilotageServer,
+    host: &dyn TaskHost,
     principal: &Principal,
     tool: &str,
     arguments: Map<String, Value>,
 ) -> Result<CallToolResponse, McpError> {
-    let tasks = server.tasks();
-    let started = tasks
-        .start(server, principal, tool, arguments, None)
-        .await?;
+    let tasks = host.tasks();
+    let started = tasks.start(host, principal, tool, arguments, None).await?;
     let inline = Duration::from_millis(tasks.config().inline_ms);
     let mut drive = started.drive;
     match tokio::time::timeout(inline, &mut drive).await {
@@ -46,7 +44,7 @@ pub async fn call(
         // Still running, or ended some other way: the task says how.
         _ => {
             let record = tasks
-                .get(server, principal, &started.record.task_id)
+                .get(host, principal, &started.record.task_id)
                 .await?
                 .unwrap_or(started.record);
             let mut meta = MetaObject::default();
@@ -66,14 +64,11 @@ pub async fn call(
 
 /// `tasks/get`.
 pub async fn get(
-    server: &PilotageServer,
+    host: &dyn TaskHost,
     principal: &Principal,
     task_id: &str,
 ) -> Result<GetTaskResult, McpError> {
-    let record = known(
-        server.tasks().get(server, principal, task_id).await?,
-        task_id,
-    )?;
+    let record = known(host.tasks().get(host, principal, task_id).await?, task_id)?;
     Ok(GetTaskResult::new(detailed(&record)))
 }
 
@@ -83,7 +78,7 @@ pub const APPROVAL_INPUT: &str = "approval";
 /// `tasks/update`: the owner's client answers the approval form (an
 /// elicitation result: `accept` with `decision`, or `decline`/`cancel`).
 pub async fn update(
-    server: &PilotageServer,
+    host: &dyn TaskHost,
     principal: &Principal,
     task_id: &str,
     responses: &rmcp::model::InputResponses,
@@ -110,7 +105,7 @@ pub async fn update(
         }
     };
     super::approvals::decide(
-        server,
+        host,
         super::approvals::Decider::Owner(principal),
         task_id,
         approve,
@@ -121,12 +116,12 @@ pub async fn update(
 
 /// `tasks/cancel`.
 pub async fn cancel(
-    server: &PilotageServer,
+    host: &dyn TaskHost,
     principal: &Principal,
     task_id: &str,
 ) -> Result<(), McpError> {
     known(
-        server.tasks().cancel(server, principal, task_id).await?,
+        host.tasks().cancel(host, principal, task_id).await?,
         task_id,
     )
     .map(drop)

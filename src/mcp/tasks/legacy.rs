@@ -9,10 +9,10 @@
 //! (`capabilities.tasks`) and `tools/list` (`execution.taskSupport` of the
 //! execute tools), which rmcp's types have no room for.
 
+use super::TaskHost;
 use super::record::{Ending, Status, TaskRecord};
 use crate::auth::Principal;
 use crate::mcp::carrier::INTERNAL_ERROR;
-use crate::mcp::server::PilotageServer;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, Response, StatusCode, header};
 use rmcp::ErrorData as McpError;
@@ -135,12 +135,12 @@ pub fn recognise(body: &[u8]) -> Option<TaskMessage> {
 /// The answer to a task message of `principal`; `lifted`: the call's
 /// arguments when the front already read them out of the message.
 pub async fn answer(
-    server: &PilotageServer,
+    host: &dyn TaskHost,
     principal: &Principal,
     message: TaskMessage,
     lifted: Option<Map<String, Value>>,
 ) -> Response<Body> {
-    let tasks = server.tasks();
+    let tasks = host.tasks();
     let (id, answered) = match message {
         TaskMessage::Malformed { id, why } => (id, Err(McpError::invalid_params(why, None))),
         TaskMessage::Create {
@@ -150,11 +150,11 @@ pub async fn answer(
             ttl,
         } => {
             let arguments = lifted.or(arguments).unwrap_or_default();
-            let created = tasks.start(server, principal, &name, arguments, ttl).await;
+            let created = tasks.start(host, principal, &name, arguments, ttl).await;
             (id, created.map(|started| created_task(&started.record)))
         }
         TaskMessage::Get { id, task_id } => {
-            let found = tasks.get(server, principal, &task_id).await;
+            let found = tasks.get(host, principal, &task_id).await;
             (
                 id,
                 found
@@ -163,11 +163,11 @@ pub async fn answer(
             )
         }
         TaskMessage::Result { id, task_id } => {
-            (id.clone(), result_of(server, principal, &task_id).await)
+            (id.clone(), result_of(host, principal, &task_id).await)
         }
-        TaskMessage::List { id, cursor } => (id, list(server, principal, cursor).await),
+        TaskMessage::List { id, cursor } => (id, list(host, principal, cursor).await),
         TaskMessage::Cancel { id, task_id } => {
-            let cancelled = tasks.cancel(server, principal, &task_id).await;
+            let cancelled = tasks.cancel(host, principal, &task_id).await;
             (
                 id,
                 cancelled
@@ -185,13 +185,13 @@ pub async fn answer(
 
 /// Blocks until the task ends, then answers what its call answered.
 async fn result_of(
-    server: &PilotageServer,
+    host: &dyn TaskHost,
     principal: &Principal,
     task_id: &str,
 ) -> Result<Value, McpError> {
-    let tasks = server.tasks();
+    let tasks = host.tasks();
     loop {
-        let task = known(tasks.get(server, principal, task_id).await?, task_id)?;
+        let task = known(tasks.get(host, principal, task_id).await?, task_id)?;
         if task.status.is_terminal() {
             return ended(&task);
         }
@@ -239,7 +239,7 @@ fn ended(task: &TaskRecord) -> Result<Value, McpError> {
 }
 
 async fn list(
-    server: &PilotageServer,
+    host: &dyn TaskHost,
     principal: &Principal,
     cursor: Option<String>,
 ) -> Result<Value, McpError> {
@@ -250,7 +250,7 @@ async fn list(
             .and_then(|n| n.parse::<usize>().ok())
             .ok_or_else(|| McpError::invalid_params(format!("unknown cursor {c:?}"), None))?,
     };
-    let tasks = server.tasks().list(server, principal).await?;
+    let tasks = host.tasks().list(host, principal).await?;
     let page: Vec<Value> = tasks
         .iter()
         .skip(start)

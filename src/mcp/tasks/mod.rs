@@ -19,7 +19,6 @@ pub mod extension;
 pub mod legacy;
 pub mod record;
 
-use super::server::PilotageServer;
 use crate::auth::{Principal, Reach};
 use crate::config::tasks::TasksConfig;
 use crate::store::{StoreError, now_ms};
@@ -30,6 +29,41 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+/// What a task needs to know of the execute call it holds.
+pub struct TaskCall {
+    /// The language keeps idempotency keys (a taken-over run is replayed).
+    pub idempotent: bool,
+    /// The language's retention, which caps a task's lifetime.
+    pub retention_ms: Option<u64>,
+}
+
+/// What tasks need of the MCP server that holds them: the gateway, the
+/// tasks service, the checks of a call a task may hold, and the call
+/// itself. The server implements it, so tasks never name the server.
+#[async_trait::async_trait]
+pub trait TaskHost: Send + Sync + 'static {
+    fn gateway(&self) -> &Arc<crate::gateway::Gateway>;
+    fn tasks(&self) -> &Arc<Tasks>;
+    /// Whether a `tools/call` may be held by a task (an execute tool, with
+    /// arguments its schema accepts).
+    fn task_call(
+        &self,
+        principal: &Principal,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> Result<TaskCall, McpError>;
+    /// The run deadline of a task holding a call of the execute tool `tool`.
+    fn task_deadline(&self, tool: &str) -> Option<std::time::Duration>;
+    /// One `tools/call`, as the server answers it.
+    async fn call(
+        &self,
+        params: rmcp::model::CallToolRequestParams,
+        request: super::call_request::CallRequest<'_>,
+    ) -> Result<super::answer::Answer, McpError>;
+    /// A handle a spawned run keeps.
+    fn shared(&self) -> Arc<dyn TaskHost>;
+}
 
 /// How many times a write that lost a race re-reads and tries again.
 const WRITE_ATTEMPTS: usize = 8;
@@ -70,7 +104,7 @@ impl Tasks {
     /// the tool refuses.
     pub async fn start(
         self: &Arc<Self>,
-        server: &PilotageServer,
+        host: &dyn TaskHost,
         principal: &Principal,
         tool: &str,
         mut arguments: Map<String, Value>,
@@ -86,7 +120,7 @@ impl Tasks {
             ));
         }
         let task_id = format!("task_{:032x}", rand::random::<u128>());
-        let shape = server.task_call(principal, tool, &arguments)?;
+        let shape = host.task_call(principal, tool, &arguments)?;
         if shape.idempotent && !arguments.contains_key("idempotency_key") {
             arguments.insert(
                 "idempotency_key".into(),
@@ -115,7 +149,7 @@ impl Tasks {
             hold: None,
             decision: None,
         };
-        let written = server
+        let written = host
             .gateway()
             .store
             .put_task(
@@ -130,7 +164,7 @@ impl Tasks {
         if !written {
             return Err(McpError::internal_error("a task id was drawn twice", None));
         }
-        let drive = self.spawn(server, principal, &record, false);
+        let drive = self.spawn(host, principal, &record, false);
         Ok(Started { record, drive })
     }
 
@@ -138,25 +172,25 @@ impl Tasks {
     /// no such task for this caller (never created, expired, or another's).
     pub async fn get(
         self: &Arc<Self>,
-        server: &PilotageServer,
+        host: &dyn TaskHost,
         principal: &Principal,
         task_id: &str,
     ) -> Result<Option<TaskRecord>, McpError> {
-        let Some(record) = read(server, principal, task_id).await? else {
+        let Some(record) = read(host, principal, task_id).await? else {
             return Ok(None);
         };
         Ok(Some(
-            self.resume_if_abandoned(server, principal, record).await?,
+            self.resume_if_abandoned(host, principal, record).await?,
         ))
     }
 
     /// Every task of the caller, newest first.
     pub async fn list(
         &self,
-        server: &PilotageServer,
+        host: &dyn TaskHost,
         principal: &Principal,
     ) -> Result<Vec<TaskRecord>, McpError> {
-        let mut tasks: Vec<TaskRecord> = server
+        let mut tasks: Vec<TaskRecord> = host
             .gateway()
             .store
             .list_tasks(&principal.scope)
@@ -173,12 +207,12 @@ impl Tasks {
     /// no such task; a task already ended is refused (`-32602`).
     pub async fn cancel(
         &self,
-        server: &PilotageServer,
+        host: &dyn TaskHost,
         principal: &Principal,
         task_id: &str,
     ) -> Result<Option<TaskRecord>, McpError> {
         for _ in 0..WRITE_ATTEMPTS {
-            let Some(record) = read(server, principal, task_id).await? else {
+            let Some(record) = read(host, principal, task_id).await? else {
                 return Ok(None);
             };
             if record.status.is_terminal() {
@@ -194,7 +228,7 @@ impl Tasks {
             let mut next = record.moved(now);
             next.status = Status::Cancelled;
             next.message = Some("the task was cancelled on request".into());
-            if write(server, principal, &record, &next).await? {
+            if write(host, principal, &record, &next).await? {
                 self.stop_local(task_id);
                 tracing::info!(task_id, scope = %principal.scope, "task cancelled");
                 return Ok(Some(next));
@@ -209,7 +243,7 @@ impl Tasks {
     /// A running task whose lease lapsed is driven from here on.
     async fn resume_if_abandoned(
         self: &Arc<Self>,
-        server: &PilotageServer,
+        host: &dyn TaskHost,
         principal: &Principal,
         record: TaskRecord,
     ) -> Result<TaskRecord, McpError> {
@@ -226,22 +260,22 @@ impl Tasks {
             next.status = Status::Failed;
             next.message = Some("the instance running this task stopped; its run may or may not have taken effect, and it is not run again (the language keeps no idempotency keys)".into());
         }
-        if !write(server, principal, &record, &next).await? {
+        if !write(host, principal, &record, &next).await? {
             // Someone else moved it first: theirs is the current record.
-            return Ok(read(server, principal, &record.task_id)
+            return Ok(read(host, principal, &record.task_id)
                 .await?
                 .unwrap_or(record));
         }
         if matches!(next.status, Status::Working | Status::InputRequired) {
             tracing::info!(task_id = %next.task_id, from = %record.holder, "task taken over");
-            drop(self.spawn(server, principal, &next, true));
+            drop(self.spawn(host, principal, &next, true));
         }
         Ok(next)
     }
 
     fn spawn(
         self: &Arc<Self>,
-        server: &PilotageServer,
+        host: &dyn TaskHost,
         principal: &Principal,
         record: &TaskRecord,
         taken_over: bool,
@@ -253,7 +287,7 @@ impl Tasks {
             .insert(record.task_id.clone(), stop.clone());
         let drive = drive::Drive {
             tasks: Arc::clone(self),
-            server: server.clone(),
+            host: host.shared(),
             principal: principal.clone(),
             record: record.clone(),
             stop,
@@ -283,11 +317,11 @@ impl Tasks {
 
 /// The caller's stored task.
 async fn read(
-    server: &PilotageServer,
+    host: &dyn TaskHost,
     principal: &Principal,
     task_id: &str,
 ) -> Result<Option<TaskRecord>, McpError> {
-    let stored = server
+    let stored = host
         .gateway()
         .store
         .get_task(&principal.scope, task_id)
@@ -298,13 +332,12 @@ async fn read(
 
 /// Writes `next` over `read` (the revision it was made from); whether it won.
 async fn write(
-    server: &PilotageServer,
+    host: &dyn TaskHost,
     principal: &Principal,
     read: &TaskRecord,
     next: &TaskRecord,
 ) -> Result<bool, McpError> {
-    server
-        .gateway()
+    host.gateway()
         .store
         .put_task(
             &principal.scope,

@@ -5,7 +5,7 @@
 
 use super::{Args, Reply, ToolResult};
 use crate::auth::Principal;
-use crate::mcp::server::PilotageServer;
+use crate::mcp::tasks::TaskHost;
 use crate::mcp::tasks::approvals::{self, Decider};
 use crate::pilotage::RequestError;
 use rmcp::ErrorData as McpError;
@@ -14,10 +14,10 @@ use serde_json::json;
 
 pub const NAME: &str = "pilotage_approvals";
 
-pub async fn call(server: &PilotageServer, principal: &Principal, args: &Args) -> ToolResult {
+pub async fn call(host: &dyn TaskHost, principal: &Principal, args: &Args) -> ToolResult {
     match args.str("verb") {
         Some("list") => {
-            let held = approvals::held_runs(server, principal)
+            let held = approvals::held_runs(host, principal)
                 .await
                 .map_err(request_error)?;
             let summary = format!("{} run(s) wait for a decision", held.len());
@@ -30,7 +30,7 @@ pub async fn call(server: &PilotageServer, principal: &Principal, args: &Args) -
                 )));
             };
             let approve = verb == "approve";
-            let task = approvals::decide(server, Decider::Approver(principal), task_id, approve)
+            let task = approvals::decide(host, Decider::Approver(principal), task_id, approve)
                 .await
                 .map_err(request_error)?;
             let status = task.status.as_str();

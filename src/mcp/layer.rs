@@ -130,18 +130,16 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
     let id = || carrier::readable_id(&bytes);
     // Revision 2025-11-25's tasks, which rmcp does not know, are the
     // front's; what that revision is told of them is added to rmcp's answers.
+    // A plain call has no member but its name and arguments, so no task:
+    // only other messages are looked at.
     let legacy = direct::legacy_revision(&parts.headers);
-    let task_message = if legacy && parts.method == Method::POST {
+    let task_message = if legacy && direct.is_none() && parts.method == Method::POST {
         tasks::legacy::recognise(&bytes)
     } else {
         None
     };
-    let amend_method = match carrier::rpc_method(&bytes).as_deref() {
-        Some(m @ ("initialize" | "tools/list")) if legacy => Some(m.to_owned()),
-        _ => None,
-    };
+    let mut amend_method = None;
     if task_message.is_some() {
-        direct = None;
         if let Some(method) = carrier::rpc_method(&bytes) {
             fields.set_rpc_method(&method);
         }
@@ -150,6 +148,9 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
     } else if parts.method == Method::POST {
         if let Some(method) = carrier::rpc_method(&bytes) {
             fields.set_rpc_method(&method);
+            if legacy && matches!(method.as_str(), "initialize" | "tools/list") {
+                amend_method = Some(method);
+            }
         }
         match carrier::read_message(&bytes) {
             Message::Valid(message) => {

@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 import time
+import urllib.error
 import urllib.request
 
 
@@ -81,7 +82,16 @@ def main(lb: str, engine: str, key: str, gateways: list[str]) -> None:
     print(f"takeover step=kill ok (the instance on port {holder[1]})", flush=True)
     deadline = time.monotonic() + 90
     while True:
-        answer = post(lb, key, "tasks/get", {"taskId": task_id})
+        try:
+            answer = post(lb, key, "tasks/get", {"taskId": task_id})
+        except urllib.error.HTTPError as e:
+            # A poll the load balancer had already sent to the killed
+            # instance comes back 502 (nginx does not resend a POST); a
+            # client polls again.
+            if e.code not in (502, 503, 504) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+            continue
         task = answer.get("result", {})
         if task.get("status") not in (None, "working"):
             break

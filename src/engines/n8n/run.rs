@@ -171,7 +171,7 @@ impl AsyncRun for N8nEngine {
         // The run was cut short: its last word is ours, not n8n's.
         events.retain(|e| e.get("execution").is_none());
         events.push(
-            json!({"execution": "canceled", "error": "the run did not finish by its deadline"}),
+            json!({"execution": "canceled", "error": "the run was cut short before it finished (its deadline passed, or it was cancelled)"}),
         );
         events
     }

@@ -4,104 +4,27 @@
 //! unreachable key set answered 503 without its address or the HTTP
 //! client's error, which the log keeps.
 
-use super::common::ports::{free_port, rand_suffix};
+use super::common::ports::free_port;
+use super::common::served::Served;
 use super::common::{Engine, Mcp, repo_path};
 use super::idp::{ALL_SCOPES, Jwks, Key, RESOURCE, claims};
-use serde_json::{Value, json};
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use serde_json::json;
 
 const GOOD_ISSUER: &str = "https://idp-logs.test";
 const DOWN_ISSUER: &str = "https://idp-down.test";
 
-/// The gateway process, its stderr kept line by line.
-struct Served {
-    child: Child,
-    base: String,
-    lines: Arc<Mutex<Vec<String>>>,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-impl Served {
-    fn start(engine: &Engine, oauth: &str) -> Served {
-        let text = std::fs::read_to_string(repo_path("tests/fixtures/features.toml"))
-            .expect("conformance config");
-        let dir = std::env::temp_dir().join(format!(
-            "pilotage-oauth-logs-{}-{}",
-            std::process::id(),
-            rand_suffix()
-        ));
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        let config = dir.join("gateway.toml");
-        std::fs::write(&config, format!("{text}\n{oauth}")).expect("write config");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pilotage-gateway"))
-            .args(["serve", "--config"])
-            .arg(&config)
-            .env("PILOTAGE_ENGINE_URL", &engine.url)
-            .env("PILOTAGE_LISTEN", "127.0.0.1:0")
-            .env("PILOTAGE_REDIS_URL", "")
-            // The configuration's relative rule and guide paths.
-            .env("PILOTAGE_SEARCH_PATH", repo_path("tests/fixtures"))
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start pilotage-gateway");
-        let stderr = child.stderr.take().expect("stderr");
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let kept = lines.clone();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                kept.lock().expect("lines").push(line);
-            }
-        });
-        let mut served = Served {
-            child,
-            base: String::new(),
-            lines,
-            dir,
-        };
-        let started = served.wait_line(|l| l["message"] == "pilotage-gateway listening");
-        served.base = format!("http://{}", started["address"].as_str().expect("address"));
-        served
-    }
-
-    fn raw_lines(&self) -> String {
-        self.lines.lock().expect("lines").join("\n")
-    }
-
-    /// Waits (at most 30 s) for a JSON log line matching `pred`.
-    fn wait_line(&self, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            let found = self
-                .lines
-                .lock()
-                .expect("lines")
-                .iter()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .find(|l| pred(l));
-            if let Some(l) = found {
-                return l;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("no matching log line within 30 s:\n{}", self.raw_lines());
-    }
+/// `serve` with the conformance configuration plus `oauth` (TOML), in
+/// front of `engine`, without Redis.
+fn start(engine: &Engine, oauth: &str) -> Served {
+    let text = std::fs::read_to_string(repo_path("tests/fixtures/features.toml"))
+        .expect("conformance config");
+    Served::spawn(
+        &format!("{text}\n{oauth}"),
+        &[
+            ("PILOTAGE_ENGINE_URL", &engine.url),
+            ("PILOTAGE_REDIS_URL", ""),
+        ],
+    )
 }
 
 async fn initialize(base: &str, token: &str) -> (u16, String) {
@@ -144,7 +67,7 @@ tenant = "acme"
         jwks.url
     );
     let engine = Engine::spawn(&[]);
-    let served = Served::start(&engine, &oauth);
+    let served = start(&engine, &oauth);
 
     let wrong_audience = key.sign(&claims(
         GOOD_ISSUER,
@@ -179,7 +102,7 @@ tenant = "acme"
     assert!(kept["reason"].is_string(), "{kept}");
 
     // No token ever reaches the log, whole or in part.
-    let log = served.raw_lines();
+    let log = served.lines().join("\n");
     for token in [&wrong_audience, &for_down] {
         let signature = token.rsplit('.').next().unwrap_or("");
         assert!(!log.contains(signature), "a token in the log:\n{log}");

@@ -2,125 +2,33 @@
 //! log line per HTTP request with its request id, W3C trace context reaching
 //! the engine, and the drain on SIGTERM.
 
-use crate::common::ports::rand_suffix;
-use crate::common::{Engine, Mcp, repo_path, valid_program};
+use crate::common::served::Served;
+use crate::common::{Engine, repo_path, valid_program};
 use serde_json::{Value, json};
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Upper bound of every wait in this file.
 const BOUND: Duration = Duration::from_secs(30);
 
-/// A gateway process on a kernel-chosen port, its stderr kept line by line.
-struct Served {
-    child: Child,
-    base: String,
-    lines: Arc<Mutex<Vec<String>>>,
-    config: std::path::PathBuf,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.config);
-    }
-}
-
-impl Served {
-    /// `serve` with the conformance configuration plus `server_extra` lines in
-    /// `[server]`, in front of `engine`.
-    fn start(engine: &Engine, server_extra: &str) -> Served {
-        let text = std::fs::read_to_string(repo_path("tests/fixtures/features.toml"))
-            .expect("conformance config");
-        let text = text.replacen(
-            "instance = \"test\"",
-            &format!("instance = \"ops-test\"\n{server_extra}"),
-            1,
-        );
-        // Beside the original, so its relative paths still resolve.
-        let config = repo_path(&format!(
-            "tests/fixtures/.operability-{}-{}.toml",
-            std::process::id(),
-            rand_suffix()
-        ));
-        std::fs::write(&config, text).expect("write config");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pilotage-gateway"))
-            .args(["serve", "--config"])
-            .arg(&config)
-            .env("PILOTAGE_ENGINE_URL", &engine.url)
-            .env("PILOTAGE_LISTEN", "127.0.0.1:0")
-            .env("PILOTAGE_REDIS_URL", "")
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start pilotage-gateway");
-        let stderr = child.stderr.take().expect("stderr");
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let kept = lines.clone();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                kept.lock().unwrap().push(line);
-            }
-        });
-        let mut served = Served {
-            child,
-            base: String::new(),
-            lines,
-            config,
-        };
-        let started = served.wait_line(|l| l["message"] == "pilotage-gateway listening");
-        served.base = format!("http://{}", started["address"].as_str().unwrap());
-        served
-    }
-
-    fn json_lines(&self) -> Vec<Value> {
-        self.lines
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    }
-
-    /// Waits (bounded) for a log line matching `pred`.
-    fn wait_line(&self, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + BOUND;
-        while Instant::now() < deadline {
-            if let Some(l) = self.json_lines().into_iter().find(|l| pred(l)) {
-                return l;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!(
-            "no matching log line within {BOUND:?}:\n{}",
-            self.lines.lock().unwrap().join("\n")
-        );
-    }
-
-    fn mcp(&self) -> Mcp {
-        Mcp::new(&format!("{}/mcp", self.base), None)
-    }
-
-    async fn metric(&self, series: &str) -> f64 {
-        let text = reqwest::get(format!("{}/metrics", self.base))
-            .await
-            .expect("metrics")
-            .text()
-            .await
-            .expect("metrics body");
-        text.lines()
-            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0)
-    }
+/// `serve` with the conformance configuration plus `server_extra` lines in
+/// `[server]`, in front of `engine`, without Redis.
+fn start(engine: &Engine, server_extra: &str) -> Served {
+    let text = std::fs::read_to_string(repo_path("tests/fixtures/features.toml"))
+        .expect("conformance config");
+    let text = text.replacen(
+        "instance = \"test\"",
+        &format!("instance = \"ops-test\"\n{server_extra}"),
+        1,
+    );
+    Served::spawn(
+        &text,
+        &[
+            ("PILOTAGE_ENGINE_URL", &engine.url),
+            ("PILOTAGE_REDIS_URL", ""),
+        ],
+    )
 }
 
 /// The request log line of the request with this id.
@@ -178,7 +86,7 @@ async fn post(url: &str, headers: &[(&str, &str)], body: Value) -> reqwest::Resp
 #[tokio::test(flavor = "multi_thread")]
 async fn request_ids_logs_and_trace_context_follow_a_request_into_the_engine() {
     let engine = Engine::spawn(&[]);
-    let served = Served::start(&engine, "");
+    let served = start(&engine, "");
     let url = format!("{}/mcp", served.base);
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let traceparent = format!("00-{trace_id}-00f067aa0ba902b7-01");
@@ -235,7 +143,7 @@ async fn request_ids_logs_and_trace_context_follow_a_request_into_the_engine() {
     assert!(spans.iter().any(|s| s["trace_id"] == trace_id), "{line}");
 
     // Without an id the gateway makes one, returns it and logs it.
-    let mut c = served.mcp();
+    let mut c = served.client(None);
     c.initialize().await;
     let (status, headers, _) = c
         .raw(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string())
@@ -321,7 +229,7 @@ async fn request_ids_logs_and_trace_context_follow_a_request_into_the_engine() {
     assert_eq!(line["status"], 400, "{line}");
 
     // Every line names the instance; none carries a key or a session id.
-    let all = served.lines.lock().unwrap().clone();
+    let all = served.lines();
     for l in &all {
         let v: Value = serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON: {l}"));
         assert_eq!(v["instance"], "ops-test", "{l}");
@@ -334,7 +242,7 @@ async fn request_ids_logs_and_trace_context_follow_a_request_into_the_engine() {
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_drains_readyz_503_new_requests_served_runs_finish_then_exit() {
     let engine = Engine::spawn(&[]);
-    let mut served = Served::start(&engine, "drain_ms = 3000\ndrain_timeout_ms = 20000");
+    let mut served = start(&engine, "drain_ms = 3000\ndrain_timeout_ms = 20000");
     let url = format!("{}/mcp", served.base);
     // A run that takes 4 s, longer than the drain window.
     let slow = json!({"steps": [{"id": "nap", "kind": "call", "capability": "util.sleep", "with": {"ms": 4000}}]});
@@ -369,7 +277,7 @@ async fn sigterm_drains_readyz_503_new_requests_served_runs_finish_then_exit() {
     assert_eq!(ready.status(), 503, "readyz during the drain");
     assert_eq!(ready.json::<Value>().await.unwrap()["draining"], true);
     // A new request during the window is still served.
-    let mut c = served.mcp();
+    let mut c = served.client(None);
     c.initialize().await;
     let m = c.call("pilotage_manifest", json!({})).await;
     assert!(!m.is_error);
@@ -451,7 +359,7 @@ fn spans(exports: &[Value]) -> Vec<(String, String, String, String)> {
 async fn spans_are_exported_over_otlp_as_one_trace_from_the_caller_into_the_engine() {
     let (endpoint, exports) = otlp_receiver().await;
     let engine = Engine::spawn(&[]);
-    let mut served = Served::start(
+    let mut served = start(
         &engine,
         &format!("drain_ms = 0\n\n[telemetry]\notlp_traces_endpoint = \"{endpoint}\""),
     );
@@ -532,7 +440,7 @@ async fn spans_are_exported_over_otlp_as_one_trace_from_the_caller_into_the_engi
 #[tokio::test(flavor = "multi_thread")]
 async fn a_drain_that_outlasts_its_timeout_exits_and_says_what_was_in_flight() {
     let engine = Engine::spawn(&[]);
-    let mut served = Served::start(&engine, "drain_ms = 0\ndrain_timeout_ms = 300");
+    let mut served = start(&engine, "drain_ms = 0\ndrain_timeout_ms = 300");
     let url = format!("{}/mcp", served.base);
     let slow = json!({"steps": [{"id": "nap", "kind": "call", "capability": "util.sleep", "with": {"ms": 5000}}]});
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {

@@ -144,7 +144,8 @@ async fn one(shape: &Shape, requests: u64, gateway: &Proc) -> Result<Amplificati
             "/mcp",
             Body::Fixed(Bytes::from_static(body.as_bytes())),
             "",
-        );
+        )
+        .header("authorization", crate::workload::BEARER);
         for n in 0..4 {
             load::once(&warm, n).await?;
         }
@@ -156,7 +157,8 @@ async fn one(shape: &Shape, requests: u64, gateway: &Proc) -> Result<Amplificati
     let mut answer = String::new();
     let request_bytes = shape.request(0).len();
     for n in 0..requests {
-        let target = Target::new(gateway.addr, "/mcp", Body::Fixed(shape.request(n)), "");
+        let target = Target::new(gateway.addr, "/mcp", Body::Fixed(shape.request(n)), "")
+            .header("authorization", crate::workload::BEARER);
         let (status, body) = load::once(&target, n).await?;
         if !status.is_success() {
             return Err(format!("{}: HTTP {status} for program {n}", shape.id));

@@ -102,13 +102,8 @@ pub struct Capacity {
 
 /// A JSON-RPC `tools/call` as the capacity row's API key.
 fn keyed(gateway: &Proc, body: workload::Body, marker: &'static str) -> Target {
-    Target::new(gateway.addr, "/mcp", body, marker).header("authorization", BEARER)
+    Target::new(gateway.addr, "/mcp", body, marker).header("authorization", workload::BEARER)
 }
-
-/// The API key `bench-capacity-key` of `bench/gateway.bench.toml` (tenant
-/// `acme`): a keyed principal's runs are retained and fetchable, a
-/// sessionless anonymous caller's are not.
-pub(crate) const BEARER: &str = "Bearer bench-capacity-key";
 
 /// Measures every input of the model; `gateway` runs with `redis` and the
 /// benchmark configuration (trace ceiling `full`), `gateway_at(level)`
@@ -581,7 +576,10 @@ mod tests {
 
     #[test]
     fn a_ceiling_copy_changes_only_the_trace_and_the_relative_paths() {
-        let config = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/gateway.bench.toml"));
+        let config = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../deploy/gateway.local.toml"
+        ));
         let dir = std::env::temp_dir().join(format!("pilotage-bench-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("scratch dir");
         let copy = config_at_level(config, "summary", &dir).expect("copy");

@@ -123,7 +123,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: Option<String>,
     /// The gateway configuration (paths in it resolve against its directory).
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/gateway.bench.toml"))]
+    /// The default is the shipped one-instance file, as `pilotage-gateway
+    /// demo` runs it: the benchmark only moves its addresses (and, for the
+    /// Redis rows, its store) and calls as its demo API key.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/gateway.local.toml"))]
     pub config: PathBuf,
     /// The gateway binary (default: `pilotage-gateway` next to this one).
     #[arg(long)]
@@ -131,6 +134,9 @@ pub struct RunArgs {
     /// The engine binary (default: `legacy-engine` next to this one).
     #[arg(long)]
     pub engine_bin: Option<PathBuf>,
+    /// The nginx binary of the bare relay every row is also measured through.
+    #[arg(long, default_value = "nginx")]
+    pub nginx_bin: PathBuf,
     /// The Redis server binary.
     #[arg(long, default_value = "redis-server")]
     pub redis_bin: PathBuf,

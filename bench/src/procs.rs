@@ -1,5 +1,5 @@
 //! The processes a benchmark run starts (legacy engine, gateway, Redis, the
-//! bare floor server) and what it reads about them from `/proc`: resident
+//! bare floor server, the nginx relay) and what it reads about them from `/proc`: resident
 //! memory (VmRSS now, VmHWM the peak since start) and CPU time.
 //!
 //! Every process gets a port chosen here (bind to port 0, read it, release
@@ -327,4 +327,38 @@ pub fn floor(own_exe: &Path, bodies: &Path, logs: &Path) -> Result<Proc, String>
         .arg("--bodies")
         .arg(bodies);
     start("floor", c, addr, logs, |a| http_ok(a, "/healthz"))
+}
+
+/// nginx relaying every request to `upstream` and nothing else: no
+/// parsing beyond HTTP, no logging, connections to the upstream kept open.
+/// It is the least that any process in between costs on this machine (two
+/// more loopback hops and one proxy), the floor a gateway is measured
+/// against. One process, as one gateway is (`master_process off`), so it
+/// dies with its handle.
+pub fn relay(bin: &Path, upstream: &Proc, logs: &Path) -> Result<Proc, String> {
+    let name = if upstream.name == "floor" {
+        "relay-floor"
+    } else {
+        "relay-engine"
+    };
+    let addr = SocketAddr::from(([127, 0, 0, 1], free_port()?));
+    let dir = logs.join(name);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let conf = dir.join("nginx.conf");
+    let d = dir.display();
+    let text = format!(
+        "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\n\
+         error_log {d}/error.log warn;\nevents {{ worker_connections 4096; }}\n\
+         http {{\n  access_log off;\n  keepalive_requests 100000000;\n  keepalive_timeout 600s;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
+         \x20 fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+         \x20 client_body_buffer_size 64k;\n  proxy_buffer_size 64k;\n  proxy_buffers 8 64k;\n\
+         \x20 upstream upstream {{ server {up}; keepalive 128; keepalive_requests 100000000; }}\n\
+         \x20 server {{\n    listen {addr};\n    location / {{\n      proxy_pass http://upstream;\n\
+         \x20     proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n    }}\n  }}\n}}\n",
+        up = upstream.addr,
+    );
+    std::fs::write(&conf, text).map_err(|e| format!("{}: {e}", conf.display()))?;
+    let mut c = Command::new(bin);
+    c.arg("-p").arg(&dir).arg("-c").arg(&conf);
+    start(name, c, addr, logs, |a| http_ok(a, "/healthz"))
 }

@@ -112,6 +112,7 @@ pub async fn run(gateway: &Proc, requests: u64) -> Result<Recovery, String> {
                     .header("content-type", "application/json")
                     .header("accept", "application/json, text/event-stream")
                     .header("mcp-protocol-version", "2025-11-25")
+                    .header("authorization", crate::workload::BEARER)
                     .body(request(n))
                     .send()
                     .await

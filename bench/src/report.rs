@@ -81,7 +81,8 @@ pub struct Report {
     pub run_record: Option<crate::targets::RunRecord>,
 }
 
-/// One pair of measurements: a baseline and the gateway, same connections.
+/// One row: a baseline, the bare relay to it and the gateway, same
+/// connections.
 #[derive(Serialize)]
 pub struct Row {
     pub scenario: String,
@@ -89,9 +90,14 @@ pub struct Row {
     pub store: String,
     pub connections: usize,
     pub baseline: Side,
+    /// nginx relaying the baseline's requests: the least any process in
+    /// between costs.
+    pub relay: Side,
     pub gateway: Side,
     /// Gateway requests/s over baseline requests/s.
     pub ratio: f64,
+    /// Gateway requests/s over the relay's: the distance to the floor.
+    pub relay_ratio: f64,
     /// CPU per baseline request over CPU per gateway-side request, every
     /// watched process counted (client, servers, Redis). While the machine
     /// is CPU-bound this predicts `ratio`, and it is far less sensitive to
@@ -141,6 +147,13 @@ impl Side {
     }
 }
 
+/// The three measurements of a row.
+pub struct Sides {
+    pub baseline: Side,
+    pub relay: Side,
+    pub gateway: Side,
+}
+
 /// CPU microseconds per request over every watched process.
 fn cpu_total(side: &Side) -> Option<f64> {
     let total: f64 = side.cpu_us_per_request.values().sum();
@@ -153,8 +166,11 @@ impl Row {
         title: &str,
         store: &str,
         connections: usize,
-        baseline: Side,
-        gateway: Side,
+        Sides {
+            baseline,
+            relay,
+            gateway,
+        }: Sides,
         gateway_memory: Memory,
     ) -> Row {
         Row {
@@ -163,11 +179,13 @@ impl Row {
             store: store.into(),
             connections,
             ratio: gateway.rps / baseline.rps,
+            relay_ratio: gateway.rps / relay.rps,
             cpu_ratio: cpu_total(&baseline)
                 .zip(cpu_total(&gateway))
                 .map(|(b, g)| b / g),
             added_p50_ms: gateway.p50_ms - baseline.p50_ms,
             baseline,
+            relay,
             gateway,
             gateway_memory,
         }
@@ -190,11 +208,13 @@ impl Row {
             )
         };
         format!(
-            "  {:>3} conns  baseline {} | gateway {} | ratio {:.2} (CPU {}) | added p50 {:+.2} ms | gateway RSS {:.1} MiB",
+            "  {:>3} conns  baseline {} | relay {} | gateway {} | ratio {:.2}, to the relay {:.2} (CPU {}) | added p50 {:+.2} ms | gateway RSS {:.1} MiB",
             self.connections,
             side(&self.baseline),
+            side(&self.relay),
             side(&self.gateway),
             self.ratio,
+            self.relay_ratio,
             self.cpu_ratio
                 .map_or("–".to_string(), |v| format!("{v:.2}")),
             self.added_p50_ms,
@@ -212,6 +232,8 @@ pub struct GatewayMemory {
     pub store: String,
     pub idle: Memory,
     pub under_load: Memory,
+    /// Resident memory a few seconds after the load stopped.
+    pub after_load: Memory,
 }
 
 /// One target of the performance issue.
@@ -300,9 +322,9 @@ impl Report {
         }
         let _ = writeln!(
             md,
-            "| scenario | store | conns | baseline req/s | gateway req/s | ratio | baseline p50 / p99 ms | gateway p50 / p99 ms | added p50 ms | gateway RSS MiB |"
+            "| scenario | store | conns | baseline req/s | relay req/s | gateway req/s | gateway / baseline | gateway / relay | baseline p50 / p99 ms | gateway p50 / p99 ms | added p50 ms | gateway RSS MiB |"
         );
-        let _ = writeln!(md, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+        let _ = writeln!(md, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         for r in &self.rows {
             let errors = |s: &Side| {
                 if s.errors > 0 {
@@ -313,15 +335,18 @@ impl Report {
             };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {:.0}{} | {:.0}{} | **{:.2}** | {:.2} / {:.2} | {:.2} / {:.2} | {:+.2} | {:.1} |",
+                "| {} | {} | {} | {:.0}{} | {:.0}{} | {:.0}{} | **{:.2}** | **{:.2}** | {:.2} / {:.2} | {:.2} / {:.2} | {:+.2} | {:.1} |",
                 r.scenario,
                 r.store,
                 r.connections,
                 r.baseline.rps,
                 errors(&r.baseline),
+                r.relay.rps,
+                errors(&r.relay),
                 r.gateway.rps,
                 errors(&r.gateway),
                 r.ratio,
+                r.relay_ratio,
                 r.baseline.p50_ms,
                 r.baseline.p99_ms,
                 r.gateway.p50_ms,
@@ -346,17 +371,18 @@ impl Report {
         let _ = writeln!(md, "\n#### Gateway memory\n");
         let _ = writeln!(
             md,
-            "| scenario | store | idle RSS MiB | peak RSS under load MiB (VmHWM) |"
+            "| scenario | store | idle RSS MiB | peak RSS under load MiB (VmHWM) | RSS after the load MiB |"
         );
-        let _ = writeln!(md, "|---|---|--:|--:|");
+        let _ = writeln!(md, "|---|---|--:|--:|--:|");
         for g in &self.gateways {
             let _ = writeln!(
                 md,
-                "| {} | {} | {:.1} | {:.1} |",
+                "| {} | {} | {:.1} | {:.1} | {:.1} |",
                 g.scenario,
                 g.store,
                 g.idle.rss_mib(),
-                g.under_load.peak_mib()
+                g.under_load.peak_mib(),
+                g.after_load.rss_mib()
             );
         }
         let _ = writeln!(
@@ -365,9 +391,9 @@ impl Report {
         );
         let _ = writeln!(
             md,
-            "| scenario | conns | baseline: server | baseline: client | gateway | engine (behind the gateway) | redis | client | CPU ratio |"
+            "| scenario | conns | baseline: server | baseline: client | relay: nginx | gateway | engine (behind the gateway) | redis | client | CPU ratio |"
         );
-        let _ = writeln!(md, "|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+        let _ = writeln!(md, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         for r in &self.rows {
             let cpu = |s: &Side, name: &str| {
                 s.cpu_us_per_request
@@ -382,11 +408,16 @@ impl Report {
                 .map_or("–".to_string(), |(n, v)| format!("{v:.0} ({n})"));
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.scenario,
                 r.connections,
                 server,
                 cpu(&r.baseline, "client"),
+                r.relay
+                    .cpu_us_per_request
+                    .iter()
+                    .find(|(n, _)| n.starts_with("relay"))
+                    .map_or("–".to_string(), |(_, v)| format!("{v:.0}")),
                 cpu(&r.gateway, &format!("gateway-{}", r.store)),
                 cpu(&r.gateway, "engine"),
                 cpu(&r.gateway, "redis"),

@@ -3,18 +3,18 @@
 //! sure every row measures real work (a valid program, a completed run with
 //! its full trace, a real manifest and catalog page).
 //!
-//! Rows run pair by pair and, inside a pair, baseline then gateway for each
-//! connection count, so the two numbers of a ratio are measured a few
-//! seconds apart under the same conditions.
+//! Rows run pair by pair and, inside a pair, baseline, the bare nginx relay
+//! to the baseline, then the gateway for each connection count, so the
+//! numbers of a ratio are measured seconds apart under the same conditions.
 
 use crate::RunArgs;
 use crate::load::{self, Measured, Plan, Target};
 use crate::probe::{answer, probe};
-use crate::procs::{self, CpuClock, Proc};
-use crate::report::{GatewayMemory, Report, Row, Side};
+use crate::procs::{self, CpuClock, Memory, Proc};
+use crate::report::{GatewayMemory, Report, Row, Side, Sides};
 use crate::workload::{self, expect};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Which store the gateway of a pair runs with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,22 +56,23 @@ pub(crate) struct Pair {
 }
 
 /// Every pair, in the order they run (the Redis ones last, so Redis is only
-/// started when it is needed).
+/// started when it is needed). A new program on every call leads: it is
+/// what agents send.
 const PAIRS: &[Pair] = &[
     Pair {
-        id: "validate",
-        title: "validate, same program (verdict cache hit)",
+        id: "validate-uncached",
+        title: "validate, a new program each call (verdict cache miss)",
         store: Store::Memory,
-        baseline: Baseline::EngineCheck { vary: false },
+        baseline: Baseline::EngineCheck { vary: true },
         baseline_label: "engine POST /api/v1/workflows/check",
         gateway_label: "validate_workflow",
         session: false,
     },
     Pair {
-        id: "validate-uncached",
-        title: "validate, a new program name per request (verdict cache miss)",
+        id: "validate",
+        title: "validate, one program repeated (verdict cache hit)",
         store: Store::Memory,
-        baseline: Baseline::EngineCheck { vary: true },
+        baseline: Baseline::EngineCheck { vary: false },
         baseline_label: "engine POST /api/v1/workflows/check",
         gateway_label: "validate_workflow",
         session: false,
@@ -338,6 +339,11 @@ async fn run_in(
     );
     let mut redis = None;
     let mut floor = None;
+    let engine_relay = procs::relay(&args.nginx_bin, &engine, logs).map_err(|e| {
+        format!("{e} (the bare relay is nginx: install it, e.g. with scripts/bench, or pass --nginx-bin)")
+    })?;
+    let mut floor_relay = None;
+    let mut resting = Vec::new();
     for pair in selected {
         if pair.store == Store::Redis && redis.is_none() {
             redis = Some(procs::redis(&args.redis_bin, logs).map_err(|e| {
@@ -358,22 +364,29 @@ async fn run_in(
         )?;
         // Idle: started and answered one readiness probe, nothing else.
         let idle = gateway.memory().unwrap_or_default();
-        let (baseline_proc, baseline_target) = match pair.baseline {
+        let (baseline_proc, relay) = match pair.baseline {
             Baseline::FloorManifest | Baseline::FloorCatalog => {
                 if floor.is_none() {
-                    floor = Some(start_floor(bins, &gateway, logs).await?);
+                    let f = start_floor(bins, &gateway, logs).await?;
+                    floor_relay = Some(procs::relay(&args.nginx_bin, &f, logs)?);
+                    floor = Some(f);
                 }
-                let f = floor.as_ref().expect("started above");
-                (f, baseline_target(pair.baseline, f))
+                (
+                    floor.as_ref().expect("started above"),
+                    floor_relay.as_ref().expect("started with the floor"),
+                )
             }
-            _ => (&engine, baseline_target(pair.baseline, &engine)),
+            _ => (&engine, &engine_relay),
         };
+        let baseline_target = baseline_target(pair.baseline, baseline_proc);
+        let relay_target = self::baseline_target(pair.baseline, relay);
         let mut gateway_target = gateway_target(pair, &gateway);
         if pair.session {
             let session = crate::probe::open_session(&gateway_target).await?;
             gateway_target = gateway_target.header_value("mcp-session-id", &session)?;
         }
         probe(pair, &baseline_target, &gateway_target).await?;
+        probe(pair, &relay_target, &gateway_target).await?;
         println!(
             "\n{} [{}] · gateway ({} store) idle RSS {:.1} MiB",
             pair.title,
@@ -384,6 +397,12 @@ async fn run_in(
         for &connections in &args.connections {
             let mut watch = vec![baseline_proc.cpu_clock(), CpuClock::own()];
             let base = measure(&baseline_target, connections, args, &watch).await?;
+            watch = vec![
+                relay.cpu_clock(),
+                baseline_proc.cpu_clock(),
+                CpuClock::own(),
+            ];
+            let relayed = measure(&relay_target, connections, args, &watch).await?;
             watch = vec![gateway.cpu_clock(), engine.cpu_clock(), CpuClock::own()];
             if let Some(r) = store_proc {
                 watch.push(r.cpu_clock());
@@ -405,8 +424,11 @@ async fn run_in(
                 pair.title,
                 pair.store.as_str(),
                 connections,
-                Side::new(pair.baseline_label, &baseline_target, &base),
-                Side::new(pair.gateway_label, &gateway_target, &gw),
+                Sides {
+                    baseline: Side::new(pair.baseline_label, &baseline_target, &base),
+                    relay: Side::new(RELAY_LABEL, &relay_target, &relayed),
+                    gateway: Side::new(pair.gateway_label, &gateway_target, &gw),
+                },
                 memory,
             );
             println!("{}", row.console_line());
@@ -423,8 +445,14 @@ async fn run_in(
             store: pair.store.as_str().into(),
             idle,
             under_load,
+            after_load: Memory::default(),
         });
+        // Kept running, idle, until every pair has run: its memory after
+        // the load is read once the caches it filled could have let go.
+        resting.push((gateway, Instant::now()));
     }
+    after_the_load(&resting, &mut report).await;
+    drop(resting);
     if wanted(args, CAPACITY) && !args.no_redis {
         if redis.is_none() {
             redis = Some(procs::redis(&args.redis_bin, logs).map_err(|e| {
@@ -527,6 +555,39 @@ async fn extra_figures(
     Ok(())
 }
 
+/// How long a gateway rests after its load before its memory is read
+/// again: the verdict cache's idle time (60 s) and one of its sweeps
+/// (20 s), after which nothing a burst of one-off programs filled is held.
+/// What an agent's burst leaves held is memory the machine no longer has.
+const REST: Duration = Duration::from_secs(80);
+
+/// Reads each resting gateway's memory once it has rested [`REST`] (they
+/// rest side by side, so the run waits for the last one only).
+async fn after_the_load(resting: &[(Proc, Instant)], report: &mut Report) {
+    let Some((_, last)) = resting.last() else {
+        return;
+    };
+    let left = REST.saturating_sub(last.elapsed());
+    println!(
+        "\nmemory after the load: the gateways rest {} s more",
+        left.as_secs()
+    );
+    tokio::time::sleep(left).await;
+    for ((gateway, _), memory) in resting.iter().zip(report.gateways.iter_mut()) {
+        memory.after_load = gateway.memory().unwrap_or_default();
+        println!(
+            "  {} ({} store): idle {:.1} MiB, after the load {:.1} MiB",
+            memory.scenario,
+            memory.store,
+            memory.idle.rss_mib(),
+            memory.after_load.rss_mib()
+        );
+    }
+}
+
+/// The label of every row's middle measurement.
+const RELAY_LABEL: &str = "nginx relay to the same endpoint";
+
 /// The pause before each measurement's warm-up.
 const PAUSE: Duration = Duration::from_millis(300);
 
@@ -593,13 +654,7 @@ fn gateway_target(pair: &Pair, gateway: &Proc) -> Target {
         Baseline::FloorManifest => (workload::mcp_manifest(), expect::TOOL_OK),
         Baseline::FloorCatalog => (workload::mcp_catalog_list(), expect::TOOL_OK),
     };
-    let target = Target::new(gateway.addr, "/mcp", body, marker);
-    match pair.baseline {
-        // A stored run needs a caller a later request can be: an API key,
-        // as agents call.
-        Baseline::EngineRun => target.header("authorization", crate::capacity::BEARER),
-        _ => target,
-    }
+    Target::new(gateway.addr, "/mcp", body, marker).header("authorization", workload::BEARER)
 }
 
 /// Captures the gateway's manifest and catalog answers and starts the floor

@@ -1,14 +1,15 @@
 //! The targets a run is checked against, printed as ratios with met or
-//! missed: validate (both stores, and in an MCP session as SDK clients
-//! call) and stored execute with Redis at 0.8 of
-//! the engine's own check and run, the manifest and a catalog page at 0.6
-//! of bare axum, all at 16 connections; `catalog_version` of 10,000
-//! entries from scratch within 5 ms; the gateway's resident memory. Two
-//! figures are reported beside them without a target: the bytes Redis
-//! keeps per stored run of the benchmark program, and the verdict-cache
-//! miss rows.
+//! missed, at 16 connections: validate of a new program each call at 0.85
+//! of the bare nginx relay to the engine; validate of one repeated program
+//! at 2 × the engine's own check; stored execute with a full trace at 0.9
+//! of the engine's run (embedded store) and 0.8 (Redis); the Redis
+//! validate rows at 0.8; the manifest and a catalog page at 0.6 of bare
+//! axum; `catalog_version` of 10,000 entries from scratch within 5 ms; the
+//! gateway's resident memory idle, at its peak, and after the load (within
+//! 2 × idle). The bytes Redis keeps per stored run are reported beside
+//! them without a target.
 
-use crate::report::{NOT_MEASURED, Report, TargetCheck, load_average};
+use crate::report::{GatewayMemory, NOT_MEASURED, Report, TargetCheck, load_average};
 use pilotage_gateway::catalog::Entry;
 use serde::Serialize;
 use serde_json::Value;
@@ -20,6 +21,8 @@ const AT: usize = 16;
 const PEAK_RSS_MIB: f64 = 64.0;
 /// Gateway RSS idle, MiB.
 const IDLE_RSS_MIB: f64 = 30.0;
+/// Gateway RSS after the load over its idle RSS.
+const AFTER_OVER_IDLE: f64 = 2.0;
 /// `catalog_version` of 10,000 entries from scratch, milliseconds.
 const CATALOG_VERSION_MS: f64 = 5.0;
 
@@ -37,42 +40,71 @@ impl Report {
     pub fn evaluate(&mut self) {
         self.load_average[1] = load_average();
         let mut checks = Vec::new();
-        for (scenario, min, what) in [
+        // Read at 16 connections, against the engine's own answer or the
+        // bare relay to it (nginx: the least anything in between costs).
+        for (scenario, min, against, what) in [
+            (
+                "validate-uncached",
+                0.85,
+                Against::Relay,
+                "validate, a new program each call ≥ 0.85 × the bare relay",
+            ),
             (
                 "validate",
-                0.8,
-                "validate, verdict cache hit (memory store) ≥ 0.8 × the engine's check",
+                2.0,
+                Against::Baseline,
+                "validate, one program repeated (verdict cache hit) ≥ 2 × the engine's check",
+            ),
+            (
+                "execute-memory",
+                0.9,
+                Against::Baseline,
+                "stored execute, full trace (embedded store) ≥ 0.9 × the engine's run",
             ),
             (
                 "validate-redis",
                 0.8,
+                Against::Baseline,
                 "validate, verdict cache hit (Redis store) ≥ 0.8 × the engine's check",
             ),
             (
                 "validate-redis-session",
                 0.8,
+                Against::Baseline,
                 "validate in an MCP session (Redis store) ≥ 0.8 × the engine's check",
-            ),
-            (
-                "validate-uncached",
-                0.5,
-                "validate, verdict cache miss ≥ 0.5 × the engine's check",
             ),
             (
                 "execute-redis",
                 0.8,
+                Against::Baseline,
                 "stored execute, full trace (Redis) ≥ 0.8 × the engine's run",
             ),
-            ("manifest", 0.6, "pilotage_manifest ≥ 0.6 × bare axum"),
-            ("catalog", 0.6, "pilotage_catalog list ≥ 0.6 × bare axum"),
+            (
+                "manifest",
+                0.6,
+                Against::Baseline,
+                "pilotage_manifest ≥ 0.6 × bare axum",
+            ),
+            (
+                "catalog",
+                0.6,
+                Against::Baseline,
+                "pilotage_catalog list ≥ 0.6 × bare axum",
+            ),
         ] {
             let target = format!("{what}, {AT} connections");
             checks.push(match self.row(scenario, AT) {
-                Some(r) => TargetCheck {
-                    target,
-                    measured: format!("{:.2}", r.ratio),
-                    met: Some(r.ratio >= min && r.gateway.errors == 0),
-                },
+                Some(r) => {
+                    let ratio = match against {
+                        Against::Baseline => r.ratio,
+                        Against::Relay => r.relay_ratio,
+                    };
+                    TargetCheck {
+                        target,
+                        measured: format!("{ratio:.2}"),
+                        met: Some(ratio >= min && r.gateway.errors == 0),
+                    }
+                }
                 None => TargetCheck {
                     target,
                     measured: NOT_MEASURED.into(),
@@ -129,8 +161,41 @@ impl Report {
                 met: Some(g.under_load.peak_mib() <= PEAK_RSS_MIB),
             });
         }
+        if let Some(worst) = self
+            .gateways
+            .iter()
+            .max_by(|a, b| after_over_idle(a).total_cmp(&after_over_idle(b)))
+        {
+            checks.push(TargetCheck {
+                target: format!(
+                    "gateway RSS after the load ≤ {AFTER_OVER_IDLE} × idle (the largest over the scenarios: {}, {} store)",
+                    worst.scenario, worst.store
+                ),
+                measured: format!(
+                    "{:.1} MiB after, {:.1} idle: {:.2} ×",
+                    worst.after_load.rss_mib(),
+                    worst.idle.rss_mib(),
+                    after_over_idle(worst)
+                ),
+                met: Some(after_over_idle(worst) <= AFTER_OVER_IDLE),
+            });
+        }
         self.targets = checks;
     }
+}
+
+/// What a ratio target compares the gateway with.
+#[derive(Clone, Copy)]
+enum Against {
+    /// The engine's own endpoint (or the bare axum floor).
+    Baseline,
+    /// nginx relaying to that endpoint.
+    Relay,
+}
+
+/// A gateway's resident memory after its load over its idle memory.
+fn after_over_idle(g: &GatewayMemory) -> f64 {
+    g.after_load.rss_kib as f64 / g.idle.rss_kib.max(1) as f64
 }
 
 /// `catalog_version` of 10,000 entries made from `page`'s (the gateway's

@@ -9,8 +9,12 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-/// Tenant of the benchmark (the bench configuration's anonymous tenant).
+/// Tenant of the benchmark (its API key's tenant).
 pub const TENANT: &str = "acme";
+/// The shipped configuration's demo API key (tenant `acme`, no budget):
+/// every gateway request carries it, as agents call with a key. Its runs
+/// are retained and fetchable, an anonymous caller's are not.
+pub const BEARER: &str = "Bearer demo-key";
 /// The run deadline the gateway hands the engine (its default
 /// `engine.run_deadline_ms`), repeated in the direct run requests.
 pub const RUN_DEADLINE_MS: u64 = 30_000;

@@ -22,6 +22,7 @@
 
 mod amplification;
 mod capacity;
+mod confirmations;
 mod floor;
 mod load;
 mod mistral;

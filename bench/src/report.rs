@@ -107,6 +107,9 @@ pub struct Row {
     pub added_p50_ms: f64,
     /// Gateway resident memory right after its measurement.
     pub gateway_memory: Memory,
+    /// The engine catalog requests the gateway made per tool call while it
+    /// was measured (warm-up included): what catalog currency costs.
+    pub catalog_requests_per_call: Option<f64>,
 }
 
 /// One measured endpoint.
@@ -154,6 +157,11 @@ pub struct Sides {
     pub gateway: Side,
 }
 
+/// Catalog requests per call, as a table shows it.
+fn per_call(value: Option<f64>) -> String {
+    value.map_or("–".to_string(), |v| format!("{v:.3}"))
+}
+
 /// CPU microseconds per request over every watched process.
 fn cpu_total(side: &Side) -> Option<f64> {
     let total: f64 = side.cpu_us_per_request.values().sum();
@@ -188,6 +196,7 @@ impl Row {
             relay,
             gateway,
             gateway_memory,
+            catalog_requests_per_call: None,
         }
     }
 
@@ -208,7 +217,7 @@ impl Row {
             )
         };
         format!(
-            "  {:>3} conns  baseline {} | relay {} | gateway {} | ratio {:.2}, to the relay {:.2} (CPU {}) | added p50 {:+.2} ms | gateway RSS {:.1} MiB",
+            "  {:>3} conns  baseline {} | relay {} | gateway {} | ratio {:.2}, to the relay {:.2} (CPU {}) | added p50 {:+.2} ms | catalog requests per call {} | gateway RSS {:.1} MiB",
             self.connections,
             side(&self.baseline),
             side(&self.relay),
@@ -218,6 +227,7 @@ impl Row {
             self.cpu_ratio
                 .map_or("–".to_string(), |v| format!("{v:.2}")),
             self.added_p50_ms,
+            per_call(self.catalog_requests_per_call),
             self.gateway_memory.rss_mib()
         )
     }
@@ -391,9 +401,9 @@ impl Report {
         );
         let _ = writeln!(
             md,
-            "| scenario | conns | baseline: server | baseline: client | relay: nginx | gateway | engine (behind the gateway) | redis | client | CPU ratio |"
+            "| scenario | conns | baseline: server | baseline: client | relay: nginx | gateway | engine (behind the gateway) | engine catalog requests per call | redis | client | CPU ratio |"
         );
-        let _ = writeln!(md, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        let _ = writeln!(md, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         for r in &self.rows {
             let cpu = |s: &Side, name: &str| {
                 s.cpu_us_per_request
@@ -408,7 +418,7 @@ impl Report {
                 .map_or("–".to_string(), |(n, v)| format!("{v:.0} ({n})"));
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.scenario,
                 r.connections,
                 server,
@@ -420,6 +430,7 @@ impl Report {
                     .map_or("–".to_string(), |(_, v)| format!("{v:.0}")),
                 cpu(&r.gateway, &format!("gateway-{}", r.store)),
                 cpu(&r.gateway, "engine"),
+                per_call(r.catalog_requests_per_call),
                 cpu(&r.gateway, "redis"),
                 cpu(&r.gateway, "client"),
                 r.cpu_ratio.map_or("–".to_string(), |v| format!("{v:.2}"))

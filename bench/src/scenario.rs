@@ -412,14 +412,16 @@ async fn run_in(
                 let delay = PAUSE + args.warmup();
                 crate::profile::start(dir, &name, gateway.pid(), delay, args.duration())
             });
+            let counted = crate::confirmations::read(&gateway).await?;
             let gw = measure(&gateway_target, connections, args, &watch).await?;
+            let catalog_requests = counted.per_call(crate::confirmations::read(&gateway).await?);
             if let Some(recording) = recording
                 && let Some(file) = recording.finish().await
             {
                 println!("  profile: {}", file.display());
             }
             let memory = gateway.memory().unwrap_or_default();
-            let row = Row::new(
+            let mut row = Row::new(
                 pair.id,
                 pair.title,
                 pair.store.as_str(),
@@ -431,6 +433,7 @@ async fn run_in(
                 },
                 memory,
             );
+            row.catalog_requests_per_call = catalog_requests;
             println!("{}", row.console_line());
             report.rows.push(row);
         }

@@ -42,6 +42,7 @@ async fn errors_n8n_would_run_silently_are_refused_alike_by_validate_and_execute
         json!({"main": [[{"node": "Say", "type": "main", "index": 0}]]});
 
     let misspelt = say_program("={{ $josn.name }}");
+    let no_such_method = say_program("={{ $json.name.noSuchFunction() }}");
 
     let mut pinned_to_nothing = say_program("said");
     pinned_to_nothing["pinData"] = json!({"Sya": [{"json": {"said": "pinned"}}]});
@@ -53,6 +54,11 @@ async fn errors_n8n_would_run_silently_are_refused_alike_by_validate_and_execute
         (second_manual, "invalid_structure", "/nodes/2"),
         (
             misspelt,
+            "unresolved_reference",
+            "/nodes/1/parameters/assignments/assignments/0/value",
+        ),
+        (
+            no_such_method,
             "unresolved_reference",
             "/nodes/1/parameters/assignments/assignments/0/value",
         ),

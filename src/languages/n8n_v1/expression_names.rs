@@ -10,6 +10,12 @@
 //! n8n evaluates a `$` name it does not have to nothing, silently (measured
 //! on 2.41.1: `{{ $foo }}`, `{{ $foo.bar }}` and `{{ $foo() }}` all give an
 //! empty value and the node succeeds).
+//!
+//! The method names, `expression_methods.json`, are generated the same way:
+//! every name a value in an expression can be called with, the union over
+//! the types (n8n's extension functions, JavaScript's built-ins, Luxon's
+//! dates, n8n's own objects). Which type a value has is known only at run
+//! time; a name outside the union is a method of no value at all.
 
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,13 +30,22 @@ struct Generated {
     sources: BTreeMap<String, Vec<String>>,
 }
 
-/// The n8n version and every name, or `None` when the file does not read
-/// (a test keeps that from shipping; without the list nothing is reported).
-static KNOWN: LazyLock<Option<(String, BTreeSet<String>)>> = LazyLock::new(|| {
-    let generated: Generated = serde_json::from_str(include_str!("expression_names.json")).ok()?;
+/// A generated file's n8n version and every name in it, or `None` when
+/// it does not read (a test keeps that from shipping; without the list
+/// nothing is reported).
+type Known = Option<(String, BTreeSet<String>)>;
+
+fn read(text: &str) -> Known {
+    let generated: Generated = serde_json::from_str(text).ok()?;
     let names = generated.sources.into_values().flatten().collect();
     Some((generated.n8n, names))
-});
+}
+
+/// The `$` names.
+static KNOWN: LazyLock<Known> = LazyLock::new(|| read(include_str!("expression_names.json")));
+
+/// The method names.
+static METHODS: LazyLock<Known> = LazyLock::new(|| read(include_str!("expression_methods.json")));
 
 /// Whether n8n's expressions have the name `name` (`$json`, `$if`, ...).
 pub fn is_known(name: &str) -> bool {
@@ -42,9 +57,26 @@ pub fn n8n_version() -> &'static str {
     KNOWN.as_ref().map_or("", |(version, _)| version.as_str())
 }
 
+/// Whether some value in n8n's expressions has a method `name`
+/// (`toUpperCase`, `first`, `toDateTime`, ...).
+pub fn is_method(name: &str) -> bool {
+    METHODS
+        .as_ref()
+        .is_none_or(|(_, names)| names.contains(name))
+}
+
 /// Known names close to `name` (`$json` for `$josn`).
 pub fn close_to(name: &str) -> Vec<String> {
-    let Some((_, names)) = KNOWN.as_ref() else {
+    close_in(&KNOWN, name)
+}
+
+/// Method names close to `name` (`toUpperCase` for `toUppercase`).
+pub fn methods_close_to(name: &str) -> Vec<String> {
+    close_in(&METHODS, name)
+}
+
+fn close_in(known: &Known, name: &str) -> Vec<String> {
+    let Some((_, names)) = known.as_ref() else {
         return Vec::new();
     };
     let names: Vec<String> = names.iter().cloned().collect();
@@ -76,5 +108,25 @@ mod tests {
         assert!(!is_known("$foo"));
         assert!(!n8n_version().is_empty());
         assert_eq!(close_to("$josn"), ["$json"]);
+    }
+
+    #[test]
+    fn the_method_file_reads_and_holds_every_kind_of_value() {
+        assert!(METHODS.is_some(), "expression_methods.json does not read");
+        for name in [
+            // JavaScript, n8n's extensions, Luxon, n8n's objects.
+            "toUpperCase",
+            "map",
+            "then",
+            "toDateTime",
+            "isEmpty",
+            "toFormat",
+            "itemMatching",
+            "setAll",
+        ] {
+            assert!(is_method(name), "{name}");
+        }
+        assert!(!is_method("noSuchFunction"));
+        assert!(methods_close_to("toUppercase").contains(&"toUpperCase".to_string()));
     }
 }

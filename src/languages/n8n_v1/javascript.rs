@@ -1,13 +1,14 @@
 //! JavaScript in a workflow: the `{{ … }}` expressions of parameter strings
 //! and the bodies of Code nodes, checked for syntax with `oxc_parser` (the
 //! parser only: no type analysis), the `$` variables an expression reads
-//! ([`dollar_names`]), and the node references they make (`$('Name')`,
+//! and the methods it calls ([`names`]), and the node references they make (`$('Name')`,
 //! `$node["Name"]`, `$node.Name`, `$items('Name')`).
 //!
 //! n8n runs a Code node's `jsCode` as the body of an async function and an
 //! expression as one JavaScript expression, so each is parsed wrapped that
 //! way: `return` and `await` at the top of a Code body are allowed.
 
+use super::dollar_names::FreeNames;
 use oxc_allocator::Allocator;
 use oxc_parser::Parser;
 use oxc_span::SourceType;
@@ -45,13 +46,14 @@ fn syntax_error(source: &str) -> Option<String> {
     on_a_fitting_stack(source, parse).flatten()
 }
 
-/// The `$` names `expression` (the inside of one `{{ … }}`) reads without
-/// binding them: every `$` variable it uses, `$json` and `$` included. None
-/// when it does not parse (that is a finding of its own).
-pub fn dollar_names(expression: &str) -> Vec<String> {
+/// The names `expression` (the inside of one `{{ … }}`) reads without
+/// giving them itself: every `$` variable it uses (`$json` and `$`
+/// included) and every method it calls. None when it does not parse (that
+/// is a finding of its own).
+pub fn names(expression: &str) -> FreeNames {
     on_a_fitting_stack(
         &format!("(\n{expression}\n);"),
-        super::dollar_names::free_dollar_names,
+        super::dollar_names::free_names,
     )
     .unwrap_or_default()
 }
@@ -206,7 +208,7 @@ mod tests {
                     )),
                     function_body_error(&format!("return {}1", "!".repeat(30_000))),
                     expression_error(&"[".repeat(30_000)),
-                    dollar_names(&format!("{}$foo{}", "(".repeat(20_000), ")".repeat(20_000))),
+                    names(&format!("{}$foo{}", "(".repeat(20_000), ")".repeat(20_000))).dollar,
                 )
             })
             .expect("a thread")

@@ -1,6 +1,7 @@
 //! The JavaScript of a workflow: every `={{ … }}` parameter string and
 //! every Code node's `jsCode`. n8n renders an unclosed `{{` literally,
-//! evaluates a `$` variable it does not have to nothing, and fails a node
+//! evaluates a `$` variable it does not have, or a call of a method no
+//! value has, to nothing, and fails a node
 //! whose JavaScript does not parse only when the node runs;
 //! an expression reading a node that does not exist, that runs later, or
 //! that sits on another If or Switch arm fails (or reads nothing) at that
@@ -9,6 +10,7 @@
 use super::{error, finding};
 use crate::classify::{Diagnostic, Severity};
 use crate::languages::n8n_v1::document::{CODE, Node, Workflow, escape};
+use crate::languages::n8n_v1::dollar_names::FreeNames;
 use crate::languages::n8n_v1::expression_names;
 use crate::languages::n8n_v1::graph::Graph;
 use crate::languages::n8n_v1::javascript::{self, UnclosedExpression};
@@ -102,7 +104,9 @@ impl Scan<'_, '_> {
                 format!("the expression `{{{{{inside}}}}}` is not valid JavaScript: {why}"),
             ));
         }
-        self.variables(x, &insides, &at);
+        let free: Vec<FreeNames> = insides.iter().map(|e| javascript::names(e)).collect();
+        self.variables(x, &free, &at);
+        self.methods(x, &free, &at);
         let names: Vec<String> = insides
             .iter()
             .flat_map(|e| javascript::node_references(e))
@@ -114,19 +118,45 @@ impl Scan<'_, '_> {
     /// that n8n's expressions do not have (`$foo`, `$josn`): n8n evaluates
     /// it to nothing and the node goes on with an empty value. Each name
     /// once per parameter.
-    fn variables(&mut self, x: usize, insides: &[&str], at: &str) {
-        let mut seen: Vec<String> = Vec::new();
-        for name in insides.iter().flat_map(|e| javascript::dollar_names(e)) {
-            if expression_names::is_known(&name) || seen.contains(&name) {
+    fn variables(&mut self, x: usize, free: &[FreeNames], at: &str) {
+        let mut seen: Vec<&str> = Vec::new();
+        for name in free.iter().flat_map(|f| &f.dollar) {
+            if expression_names::is_known(name) || seen.contains(&name.as_str()) {
                 continue;
             }
-            let close = expression_names::close_to(&name);
+            let close = expression_names::close_to(name);
             self.out.push(finding(
                 Severity::Error,
                 "unresolved_reference",
                 at.to_string(),
                 format!(
                     "'{}' reads `{name}`, which n8n's expressions do not have: n8n {} evaluates it to nothing, silently",
+                    self.wf.nodes[x].name,
+                    expression_names::n8n_version()
+                ),
+                (!close.is_empty()).then(|| format!("close match: {}", close.join(", "))),
+            ));
+            seen.push(name);
+        }
+    }
+
+    /// `unresolved_reference` for each method the expressions call that no
+    /// value in n8n's expressions has (`$json.a.noSuchFunction()`): n8n
+    /// evaluates the call to nothing, and what uses the value then fails or
+    /// goes on empty. Each name once per parameter.
+    fn methods(&mut self, x: usize, free: &[FreeNames], at: &str) {
+        let mut seen: Vec<&str> = Vec::new();
+        for name in free.iter().flat_map(|f| &f.methods) {
+            if expression_names::is_method(name) || seen.contains(&name.as_str()) {
+                continue;
+            }
+            let close = expression_names::methods_close_to(name);
+            self.out.push(finding(
+                Severity::Error,
+                "unresolved_reference",
+                at.to_string(),
+                format!(
+                    "'{}' calls `.{name}()`, a method no value in n8n's expressions has (no string, number, array, object, date or object of n8n's): n8n {} evaluates the call to nothing, and the node goes on with an empty value or fails on it",
                     self.wf.nodes[x].name,
                     expression_names::n8n_version()
                 ),

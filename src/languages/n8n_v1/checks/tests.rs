@@ -374,6 +374,51 @@ fn a_dollar_variable_n8n_does_not_have_is_refused_at_its_parameter() {
     assert!(found[1].message.contains("`$foo`"), "{}", found[1].message);
 }
 
+#[test]
+fn a_method_no_value_has_is_refused_at_its_parameter() {
+    let program = workflow(
+        vec![
+            node("Start", START),
+            with(
+                node("Set", SET),
+                json!({"a": "={{ $json.a.noSuchFunction() }} {{ $json.b?.toUppercase() }} {{ $json.c.noSuchFunction?.() }}",
+                       "b": "={{ $json.s.toUpperCase().trim() + $('Start').first().json.d.toDateTime().toFormat('x') }}",
+                       "c": "={{ $input.all().map(i => i.json.n.toFixed(2)).isEmpty() + $now.minus({days: 1}).toISO() }}",
+                       "d": "={{ 'x.noSuchFunction()' /* y.noSuchFunction() */ + ({ mine() { return 1 } }).mine() }}",
+                       "e": ".noSuchFunction() is literal text here"}),
+            ),
+        ],
+        json!({"Start": {"main": [[to("Set")]]}}),
+    );
+    let found = errors(&program);
+    let at: Vec<_> = found
+        .iter()
+        .map(|d| (d.code.as_str(), d.path.as_str()))
+        .collect();
+    // `noSuchFunction` once and `toUppercase`; nothing in `b` to `e`.
+    assert_eq!(
+        at,
+        [
+            ("unresolved_reference", "/nodes/1/parameters/a"),
+            ("unresolved_reference", "/nodes/1/parameters/a")
+        ]
+    );
+    assert!(
+        found[0].message.contains("`.noSuchFunction()`"),
+        "{}",
+        found[0].message
+    );
+    assert!(found[1].message.contains("`.toUppercase()`"));
+    assert!(
+        found[1]
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains("toUpperCase")),
+        "{:?}",
+        found[1].hint
+    );
+}
+
 /// Webhook and Form Triggers as their descriptions say: they listen.
 fn listening() -> CatalogView {
     CatalogView::from_capabilities(vec![

@@ -192,9 +192,14 @@ pub struct Gateway {
     pub classifiers: Classifiers,
     pub auth: Authenticator,
     pub verdicts: VerdictCache,
+    /// Programs' input schemas, compiled once per distinct schema.
+    pub input_schemas: crate::execute::input_schemas::InputSchemas,
     pub metrics: Arc<Metrics>,
     pub limits: crate::limits::Limits,
 }
+
+/// What compiled input schemas may hold: a few hundred typical schemas.
+const INPUT_SCHEMA_BYTES: u64 = 4 << 20;
 
 impl Gateway {
     /// Loads guides and rules (refusing to start on any error) and connects
@@ -287,6 +292,7 @@ impl Gateway {
             metrics,
             auth: Authenticator::new(&config.auth),
             verdicts: VerdictCache::new(config.cache.verdict_bytes),
+            input_schemas: crate::execute::input_schemas::InputSchemas::new(INPUT_SCHEMA_BYTES),
             store,
             languages,
             classifiers,

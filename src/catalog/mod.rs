@@ -328,6 +328,14 @@ impl CatalogService {
                     ));
                 }
             },
+            CatalogFetch::Same { etag } => match cached {
+                Some((_, catalog)) => (Some((etag, catalog.clone())), catalog),
+                None => {
+                    return Err(EngineError::Failed(
+                        "engine listing judged unchanged with nothing to compare".into(),
+                    ));
+                }
+            },
             CatalogFetch::Fresh { etag, capabilities } => {
                 let built = self.build(capabilities);
                 self.warn_if_oversized(tenant, &built);

@@ -57,6 +57,11 @@ impl RawProblem {
 #[derive(Debug)]
 pub enum CatalogFetch {
     NotModified,
+    /// The listing changed only in what never reaches an entry (usage
+    /// counters, timestamps): the catalog stands, revalidated by `etag`.
+    Same {
+        etag: Option<String>,
+    },
     Fresh {
         etag: Option<String>,
         capabilities: Vec<Value>,

@@ -4,7 +4,6 @@
 use super::record::refuse;
 use super::{Exec, Halt};
 use crate::classify::Diagnostic;
-use crate::gateway::LanguageRuntime;
 use crate::languages::binding;
 use crate::pilotage::RunStatus;
 use crate::validate;
@@ -16,7 +15,7 @@ pub(super) fn binds(ex: &Exec<'_>, program: &Value) -> Result<(), Halt> {
     let mut findings = if ex.checked.installs() {
         Vec::new()
     } else {
-        input_findings(ex.lang, program, record, &run_input(ex))
+        input_findings(ex, program, record, &run_input(ex))
     };
     if record.is_some() {
         findings.extend(validate::context_findings(ex.lang, ex.req.context.as_ref()));
@@ -41,20 +40,20 @@ pub(super) fn run_input(ex: &Exec<'_>) -> Value {
 /// against the workflow's own `input` schema (the convention the closed-sets
 /// guide documents).
 fn input_findings(
-    lang: &LanguageRuntime,
+    ex: &Exec<'_>,
     program: &Value,
     record: Option<&Value>,
     input: &Value,
 ) -> Vec<Diagnostic> {
     let schema = match record {
         Some(r) => r.get("entry").and_then(|e| e.get("input_schema")).cloned(),
-        None => lang.language.input_schema(program),
+        None => ex.lang.language.input_schema(program),
     };
     let Some(schema) = schema else {
         return Vec::new();
     };
-    match jsonschema::validator_for(&schema) {
-        Ok(v) => binding::bind(&v, input, "input_binding", "input"),
+    match ex.gw.input_schemas.compiled(&schema).as_ref() {
+        Ok(v) => binding::bind(v, input, "input_binding", "input"),
         Err(e) => vec![binding::binding_root(
             "input_binding",
             format!("the program's input schema is not a valid JSON Schema: {e}"),

@@ -26,6 +26,7 @@ use tracing::Instrument;
 pub mod approval;
 mod bind;
 mod claim;
+pub mod input_schemas;
 mod promote;
 mod record;
 mod request;

@@ -11,7 +11,8 @@ pub(super) async fn catalog(client: &EngineClient, tenant: &str, out: &mut Repor
     let m = client.mapping();
     let caps = match client.catalog(tenant, None).await {
         Ok(CatalogFetch::Fresh { capabilities, .. }) => capabilities,
-        Ok(CatalogFetch::NotModified) => Vec::new(),
+        // Asked without a validator: neither answer can come.
+        Ok(CatalogFetch::NotModified | CatalogFetch::Same { .. }) => Vec::new(),
         Err(e) => {
             out.push(
                 Verdict::Missing,

@@ -2,6 +2,7 @@
 //! refused call for `check-config --probe`.
 
 use super::answer::{error_paths, error_text};
+use super::stable::{self, Validator};
 use super::transport::{Answer, Call};
 use super::{CatalogFetch, EngineClient, EngineError};
 use crate::engines::json_path::{pick, value_text};
@@ -10,14 +11,18 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
 impl EngineClient {
-    /// The tenant's capabilities, revalidated with `If-None-Match`.
+    /// The tenant's capabilities, revalidated with `If-None-Match`; a new
+    /// listing whose stable part did not move keeps the catalog
+    /// ([`stable`]). `kept` is what the last answer gave the catalog to keep.
     pub async fn catalog(
         &self,
         tenant: &str,
-        etag: Option<&str>,
+        kept: Option<&str>,
     ) -> Result<CatalogFetch, EngineError> {
         let m = &self.mapping.catalog;
-        let headers: Vec<_> = etag
+        let known = Validator::read(kept);
+        let headers: Vec<_> = known
+            .etag
             .map(|t| (reqwest::header::IF_NONE_MATCH, t))
             .into_iter()
             .collect();
@@ -27,6 +32,19 @@ impl EngineClient {
         if answer.status == StatusCode::NOT_MODIFIED {
             return Ok(CatalogFetch::NotModified);
         }
+        let fingerprint = answer
+            .status
+            .is_success()
+            .then(|| stable::fingerprint(&answer.text, &m.list, &self.volatile_members()))
+            .flatten();
+        let etag = answer.header(ETAG);
+        if let Some(fp) = &fingerprint
+            && known.fingerprint == Some(fp.as_str())
+        {
+            return Ok(CatalogFetch::Same {
+                etag: Some(Validator::write(fp, etag)),
+            });
+        }
         let mut body = self.success_json(&answer, "catalog")?;
         let pointer = format!("/{}", m.list.replace('.', "/"));
         match body
@@ -34,7 +52,10 @@ impl EngineClient {
             .map(Value::take)
         {
             Some(Value::Array(capabilities)) => Ok(CatalogFetch::Fresh {
-                etag: answer.header(ETAG).map(str::to_string),
+                etag: match &fingerprint {
+                    Some(fp) => Some(Validator::write(fp, etag)),
+                    None => etag.map(str::to_string),
+                },
                 capabilities,
             }),
             _ => Err(EngineError::Failed(format!(
@@ -74,6 +95,34 @@ impl EngineClient {
     }
 
     /// The body of a 2xx answer as JSON, or the error it carries.
+    /// The capability members that may move without the contract moving:
+    /// the volatile ones the mapping does not read (a field both volatile
+    /// and mapped counts as part of the contract).
+    fn volatile_members(&self) -> Vec<&str> {
+        let c = &self.mapping.catalog;
+        let mapped = [
+            &c.name,
+            &c.title,
+            &c.description,
+            &c.params,
+            &c.returns,
+            &c.effect,
+            &c.tags,
+            &c.deprecated,
+        ];
+        let read = |member: &str| {
+            mapped
+                .into_iter()
+                .chain(&c.kept)
+                .any(|f| f.split('.').next() == Some(member))
+        };
+        c.volatile
+            .iter()
+            .map(String::as_str)
+            .filter(|v| !read(v))
+            .collect()
+    }
+
     fn success_json(&self, answer: &Answer, what: &str) -> Result<Value, EngineError> {
         if !answer.status.is_success() {
             let body = answer.json();

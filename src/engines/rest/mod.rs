@@ -19,6 +19,7 @@ pub mod mapping;
 mod poll;
 mod reply;
 mod run;
+mod stable;
 mod transport;
 
 pub use super::{CatalogFetch, EngineError, RawProblem, RunReply, RunState};

@@ -79,7 +79,12 @@ impl<'a> PlanBuilder<'a> {
 
     /// The plan: its steps, `max_risk` and `max_risk_hints`.
     pub fn finish(self) -> Value {
-        json!({"steps": self.steps, "max_risk": self.max.level(), "max_risk_hints": self.max.to_json()})
+        // The steps move into the plan: `json!` would copy every one.
+        let mut plan = Map::new();
+        plan.insert("steps".into(), Value::Array(self.steps));
+        plan.insert("max_risk".into(), json!(self.max.level()));
+        plan.insert("max_risk_hints".into(), self.max.to_json());
+        Value::Object(plan)
     }
 }
 

@@ -122,7 +122,7 @@ async fn run(engine: &MistralEngine, tenant: &str, program: &str, input: Value) 
 fn capabilities(fetched: CatalogFetch) -> (Option<String>, Vec<Value>) {
     match fetched {
         CatalogFetch::Fresh { etag, capabilities } => (etag, capabilities),
-        CatalogFetch::NotModified => panic!("a first listing is fresh"),
+        CatalogFetch::NotModified | CatalogFetch::Same { .. } => panic!("a first listing is fresh"),
     }
 }
 

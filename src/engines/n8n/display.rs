@@ -38,16 +38,110 @@ pub fn shown(display_options: Option<&Value>, scope: &Scope<'_>) -> bool {
     true
 }
 
-/// Whether the parameter `name` holds one of `allowed`.
-fn holds(name: &str, allowed: &Value, scope: &Scope<'_>) -> bool {
-    let value = if name == "@version" {
+/// What would show a property that these `displayOptions` certainly hide
+/// (`mode 'raw'`, `typeVersion >= 2`), or `None` when it is not certainly
+/// hidden: a `show` condition that fails or a `hide` condition that holds,
+/// on a value known before the run. A value that is an expression
+/// (`"=..."`), or a name n8n reads from elsewhere (`@tool`), leaves its
+/// condition open, and an open condition hides nothing.
+pub fn why_hidden(display_options: Option<&Value>, scope: &Scope<'_>) -> Option<String> {
+    let options = display_options.and_then(Value::as_object)?;
+    let mut needed = Vec::new();
+    if let Some(show) = options.get("show").and_then(Value::as_object) {
+        for (name, allowed) in show {
+            if decided(name, scope) && !holds(name, allowed, scope) {
+                needed.push(listed(name, allowed, false));
+            }
+        }
+    }
+    if let Some(hide) = options.get("hide").and_then(Value::as_object) {
+        for (name, allowed) in hide {
+            if decided(name, scope) && holds(name, allowed, scope) {
+                needed.push(listed(name, allowed, true));
+            }
+        }
+    }
+    (!needed.is_empty()).then(|| needed.join(" and "))
+}
+
+/// A condition as a reader writes it: `mode 'raw' or 'json'`,
+/// `typeVersion >= 3.3`, and negated for a `hide` (`mode other than 'raw'`,
+/// `typeVersion < 3.4`).
+fn listed(name: &str, allowed: &Value, negate: bool) -> String {
+    let name = match name {
+        "@version" => "typeVersion",
+        other => other.strip_prefix('/').unwrap_or(other),
+    };
+    let items: Vec<&Value> = match allowed {
+        Value::Array(a) => a.iter().collect(),
+        one => vec![one],
+    };
+    let plain = |v: &Value| v.to_string().replace('"', "'");
+    let one = |a: &Value| -> String {
+        let Some(condition) = a.get("_cnd").and_then(Value::as_object) else {
+            return if negate {
+                format!("other than {}", plain(a))
+            } else {
+                plain(a)
+            };
+        };
+        let parts: Vec<String> = condition
+            .iter()
+            .map(|(op, operand)| {
+                let (op, operand) = (op.as_str(), plain(operand));
+                let symbol = match (op, negate) {
+                    ("eq", false) | ("not", true) => "",
+                    ("eq", true) | ("not", false) => "other than ",
+                    ("gte", false) | ("lt", true) => ">= ",
+                    ("lte", false) | ("gt", true) => "<= ",
+                    ("gt", false) | ("lte", true) => "> ",
+                    ("lt", false) | ("gte", true) => "< ",
+                    _ => return format!("{}{op} {operand}", if negate { "not " } else { "" }),
+                };
+                format!("{symbol}{operand}")
+            })
+            .collect();
+        parts.join(" and ")
+    };
+    let conditions = items.iter().any(|a| a.get("_cnd").is_some());
+    let joined = items.iter().map(|a| one(a)).collect::<Vec<_>>();
+    if negate && !conditions {
+        let values: Vec<String> = items.iter().map(|a| plain(a)).collect();
+        format!("{name} other than {}", values.join(", "))
+    } else if negate {
+        format!("{name} {}", joined.join(" and "))
+    } else {
+        format!("{name} {}", joined.join(" or "))
+    }
+}
+
+/// Whether the value a condition reads is known before the run.
+fn decided(name: &str, scope: &Scope<'_>) -> bool {
+    if name.starts_with('@') && name != "@version" {
+        return false;
+    }
+    let expression = |v: &Value| v.as_str().is_some_and(|s| s.starts_with('='));
+    match value(name, scope) {
+        Some(Value::Array(items)) => !items.iter().any(expression),
+        Some(v) => !expression(&v),
+        None => true,
+    }
+}
+
+/// The value a condition on `name` reads.
+fn value(name: &str, scope: &Scope<'_>) -> Option<Value> {
+    if name == "@version" {
         serde_json::Number::from_f64(scope.version).map(Value::Number)
     } else if let Some(top) = name.strip_prefix('/') {
         scope.root.get(top).cloned()
     } else {
         scope.level.get(name).cloned()
-    };
-    let Some(value) = value else {
+    }
+}
+
+/// Whether the parameter `name` holds one of `allowed`.
+fn holds(name: &str, allowed: &Value, scope: &Scope<'_>) -> bool {
+    let Some(value) = value(name, scope) else {
         return false;
     };
     let allowed: Vec<&Value> = match allowed {
@@ -230,6 +324,50 @@ mod tests {
         assert_eq!(
             Value::Object(values),
             json!({"mode": "manual", "fields": "x"})
+        );
+    }
+
+    fn why(options: Value, level: Value, version: f64) -> Option<String> {
+        let level = level.as_object().cloned().unwrap_or_default();
+        why_hidden(
+            Some(&options),
+            &Scope {
+                level: &level,
+                root: &level,
+                version,
+            },
+        )
+    }
+
+    #[test]
+    fn a_hidden_property_says_what_would_show_it() {
+        let show = json!({"show": {"mode": ["raw", "json"]}});
+        assert_eq!(
+            why(show.clone(), json!({"mode": "manual"}), 1.0).as_deref(),
+            Some("mode 'raw' or 'json'")
+        );
+        assert_eq!(why(show, json!({"mode": "raw"}), 1.0), None);
+        let hide = json!({"hide": {"@version": [{"_cnd": {"gte": 3.4}}]}});
+        assert_eq!(
+            why(hide, json!({}), 3.4).as_deref(),
+            Some("typeVersion < 3.4")
+        );
+        let hide = json!({"hide": {"/method": ["GET", "HEAD"]}});
+        assert_eq!(
+            why(hide, json!({"method": "GET"}), 1.0).as_deref(),
+            Some("method other than 'GET', 'HEAD'")
+        );
+    }
+
+    #[test]
+    fn a_condition_on_an_expression_or_on_tool_use_hides_nothing() {
+        let show = json!({"show": {"mode": ["raw"]}});
+        assert_eq!(why(show, json!({"mode": "={{ $json.m }}"}), 1.0), None);
+        let multi = json!({"show": {"m": ["a"]}});
+        assert_eq!(why(multi, json!({"m": ["b", "={{ 1 }}"]}), 1.0), None);
+        assert_eq!(
+            why(json!({"show": {"@tool": [true]}}), json!({}), 1.0),
+            None
         );
     }
 }

@@ -21,6 +21,8 @@ pub mod cron;
 pub mod display;
 mod events;
 pub mod filter;
+#[cfg(test)]
+mod mutation_tests;
 pub mod nodes;
 pub mod params;
 mod probe;

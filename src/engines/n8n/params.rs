@@ -4,10 +4,11 @@
 //! (`collection`, `fixedCollection`, `filter`, `assignmentCollection`).
 //! Only properties shown (displayOptions, evaluated with the defaults
 //! filled in) are required or checked; a parameter is unknown only when no
-//! property of the version has its name. A value that is an expression
+//! property of the version has its name, and hidden when every property of
+//! its name is certainly hidden (n8n drops it without a word). A value that is an expression
 //! (`"=..."`) is n8n's to evaluate at run time and passes.
 
-use super::display::{Scope, shown, with_defaults};
+use super::display::{Scope, shown, why_hidden, with_defaults};
 use crate::engines::RawProblem;
 use serde_json::{Map, Value};
 
@@ -78,10 +79,26 @@ pub fn check_level(
         version: level.version,
     };
     for name in given.keys() {
-        let declared = properties
+        let definitions: Vec<&Value> = properties
             .iter()
-            .any(|p| p.get("name").and_then(Value::as_str) == Some(name));
-        if !declared {
+            .filter(|p| p.get("name").and_then(Value::as_str) == Some(name))
+            .collect();
+        // A name defined several times is shown when any definition is.
+        let hidden: Option<Vec<String>> = definitions
+            .iter()
+            .map(|p| why_hidden(p.get("displayOptions"), &scope))
+            .collect();
+        if let Some(shows) = hidden.filter(|w| !w.is_empty()) {
+            out.push(RawProblem::error_at(
+                format!(
+                    "parameter '{name}' is hidden by the other settings; it shows with {}",
+                    shows.join(", or ")
+                ),
+                format!("{pointer}/{}", token(name)),
+            ));
+            continue;
+        }
+        if definitions.is_empty() {
             let text = if level.top {
                 format!(
                     "parameter '{name}' is not a parameter of {} version {}",
@@ -353,5 +370,49 @@ fn check_assignments(v: &Value, at: &str, out: &mut Vec<RawProblem>) {
                 format!("{at}/assignments/{k}/value"),
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn texts(properties: Value, given: Value) -> Vec<String> {
+        let mut out = Vec::new();
+        let level = Level {
+            node_type: "n8n-nodes-base.x",
+            version: 1.0,
+            top: true,
+        };
+        check_level(
+            properties.as_array().unwrap(),
+            given.as_object().unwrap(),
+            None,
+            &level,
+            "/nodes/0/parameters",
+            &mut out,
+        );
+        out.into_iter().map(|p| p.text).collect()
+    }
+
+    #[test]
+    fn a_name_defined_twice_is_hidden_only_when_both_are() {
+        let properties = json!([
+            {"name": "mode", "type": "options", "default": "a",
+                "options": [{"value": "a"}, {"value": "b"}, {"value": "c"}]},
+            {"name": "size", "type": "number", "default": 1,
+                "displayOptions": {"show": {"mode": ["a"]}}},
+            {"name": "size", "type": "number", "default": 1,
+                "displayOptions": {"show": {"mode": ["b"]}}},
+        ]);
+        assert!(texts(properties.clone(), json!({"mode": "b", "size": 2})).is_empty());
+        assert_eq!(
+            texts(properties.clone(), json!({"mode": "c", "size": 2})),
+            [
+                "parameter 'size' is hidden by the other settings; it shows with mode 'a', or mode 'b'"
+            ]
+        );
+        assert!(texts(properties, json!({"mode": "={{ 'c' }}", "size": 2})).is_empty());
     }
 }

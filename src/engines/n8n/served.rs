@@ -26,12 +26,14 @@ const KEPT: [&str; 10] = [
     "value",
 ];
 
-/// `typeOptions` keys kept.
-const KEPT_TYPE_OPTIONS: [&str; 4] = [
+/// `typeOptions` keys kept: the bounds both, or a number above its
+/// maximum passes unseen.
+const KEPT_TYPE_OPTIONS: [&str; 5] = [
     "multipleValues",
     "loadOptionsMethod",
     "loadOptions",
     "minValue",
+    "maxValue",
 ];
 
 /// The fields of a description the catalog and the checks read.
@@ -214,7 +216,7 @@ mod tests {
             "properties": [{
                 "name": "mode", "displayName": "Mode", "type": "options", "default": "a",
                 "description": "shown in the editor", "placeholder": "pick one",
-                "typeOptions": {"minValue": 1, "editor": "code"},
+                "typeOptions": {"minValue": 1, "maxValue": 9, "editor": "code"},
                 "options": [{"name": "A", "value": "a", "description": "the first", "action": "Do A"}]
             }]
         }])
@@ -226,7 +228,8 @@ mod tests {
         assert_eq!(
             property,
             json!({"name": "mode", "displayName": "Mode", "type": "options", "default": "a",
-                    "typeOptions": {"minValue": 1}, "options": [{"name": "A", "value": "a"}]})
+                    "typeOptions": {"minValue": 1, "maxValue": 9},
+                    "options": [{"name": "A", "value": "a"}]})
         );
         assert_eq!(list[0].version, Some(json!([1, 2])));
     }

@@ -60,6 +60,14 @@ def engine_runs(engine: str) -> int:
 def main(lb: str, engine: str, key: str, gateways: list[str]) -> None:
     steps = [{"id": f"nap{i}", "kind": "call", "capability": "util.sleep", "with": {"ms": 1500}} for i in range(3)]
     program = {"steps": steps}
+    # A run an earlier check left in flight (its client stopped polling
+    # before the run ended) would be taken for this task's: wait until no
+    # instance runs anything, then every run in flight is this task's.
+    deadline = time.monotonic() + 30
+    while any(runs_in_flight(entry.split(":")[1]) > 0 for entry in gateways):
+        if time.monotonic() > deadline:
+            raise AssertionError("runs were still in flight 30 s before the check")
+        time.sleep(0.1)
     runs_before = engine_runs(engine)
     created = post(lb, key, "tools/call", {
         "name": "run_workflow",

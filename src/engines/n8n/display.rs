@@ -244,16 +244,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn is_shown(options: Value, level: Value, version: f64) -> bool {
+    /// `judge` of `options` at a node whose values are `level`.
+    fn at<R>(level: Value, version: f64, judge: impl FnOnce(&Scope) -> R) -> R {
         let level = level.as_object().cloned().unwrap_or_default();
-        shown(
-            Some(&options),
-            &Scope {
-                level: &level,
-                root: &level,
-                version,
-            },
-        )
+        judge(&Scope {
+            level: &level,
+            root: &level,
+            version,
+        })
+    }
+
+    fn is_shown(options: Value, level: Value, version: f64) -> bool {
+        at(level, version, |scope| shown(Some(&options), scope))
     }
 
     #[test]
@@ -328,15 +330,7 @@ mod tests {
     }
 
     fn why(options: Value, level: Value, version: f64) -> Option<String> {
-        let level = level.as_object().cloned().unwrap_or_default();
-        why_hidden(
-            Some(&options),
-            &Scope {
-                level: &level,
-                root: &level,
-                version,
-            },
-        )
+        at(level, version, |scope| why_hidden(Some(&options), scope))
     }
 
     #[test]

@@ -7,6 +7,7 @@
 mod common;
 
 mod client;
+mod listing;
 mod mapping;
 mod mistral;
 mod n8n;

@@ -116,53 +116,54 @@ impl Scan<'_, '_> {
 
     /// `unresolved_reference` for each `$` variable the expressions read
     /// that n8n's expressions do not have (`$foo`, `$josn`): n8n evaluates
-    /// it to nothing and the node goes on with an empty value. Each name
-    /// once per parameter.
+    /// it to nothing and the node goes on with an empty value.
     fn variables(&mut self, x: usize, free: &[FreeNames], at: &str) {
-        let mut seen: Vec<&str> = Vec::new();
-        for name in free.iter().flat_map(|f| &f.dollar) {
-            if expression_names::is_known(name) || seen.contains(&name.as_str()) {
-                continue;
-            }
-            let close = expression_names::close_to(name);
+        let node = &self.wf.nodes[x].name;
+        let names = free.iter().flat_map(|f| &f.dollar);
+        let unknown = unknown_names(
+            names,
+            expression_names::is_known,
+            expression_names::close_to,
+        );
+        for (name, hint) in unknown {
+            let message = format!(
+                "'{node}' reads `{name}`, which n8n's expressions do not have: n8n {} evaluates it to nothing, silently",
+                expression_names::n8n_version()
+            );
             self.out.push(finding(
                 Severity::Error,
                 "unresolved_reference",
                 at.to_string(),
-                format!(
-                    "'{}' reads `{name}`, which n8n's expressions do not have: n8n {} evaluates it to nothing, silently",
-                    self.wf.nodes[x].name,
-                    expression_names::n8n_version()
-                ),
-                (!close.is_empty()).then(|| format!("close match: {}", close.join(", "))),
+                message,
+                hint,
             ));
-            seen.push(name);
         }
     }
 
     /// `unresolved_reference` for each method the expressions call that no
     /// value in n8n's expressions has (`$json.a.noSuchFunction()`): n8n
     /// evaluates the call to nothing, and what uses the value then fails or
-    /// goes on empty. Each name once per parameter.
+    /// goes on empty.
     fn methods(&mut self, x: usize, free: &[FreeNames], at: &str) {
-        let mut seen: Vec<&str> = Vec::new();
-        for name in free.iter().flat_map(|f| &f.methods) {
-            if expression_names::is_method(name) || seen.contains(&name.as_str()) {
-                continue;
-            }
-            let close = expression_names::methods_close_to(name);
+        let node = &self.wf.nodes[x].name;
+        let names = free.iter().flat_map(|f| &f.methods);
+        let unknown = unknown_names(
+            names,
+            expression_names::is_method,
+            expression_names::methods_close_to,
+        );
+        for (name, hint) in unknown {
+            let message = format!(
+                "'{node}' calls `.{name}()`, a method no value in n8n's expressions has (no string, number, array, object, date or object of n8n's): n8n {} evaluates the call to nothing, and the node goes on with an empty value or fails on it",
+                expression_names::n8n_version()
+            );
             self.out.push(finding(
                 Severity::Error,
                 "unresolved_reference",
                 at.to_string(),
-                format!(
-                    "'{}' calls `.{name}()`, a method no value in n8n's expressions has (no string, number, array, object, date or object of n8n's): n8n {} evaluates the call to nothing, and the node goes on with an empty value or fails on it",
-                    self.wf.nodes[x].name,
-                    expression_names::n8n_version()
-                ),
-                (!close.is_empty()).then(|| format!("close match: {}", close.join(", "))),
+                message,
+                hint,
             ));
-            seen.push(name);
         }
     }
 
@@ -244,4 +245,23 @@ pub(super) fn name_hint(wf: &Workflow, name: &str) -> Option<String> {
     let names: Vec<String> = wf.nodes.iter().map(|n| n.name.to_string()).collect();
     let close = crate::classify::close_matches(name, &names);
     (!close.is_empty()).then(|| format!("close match: {}", close.join(", ")))
+}
+
+/// The names `known` does not have, each once (a parameter names a mistake
+/// once however often it repeats it), with a hint of the close matches.
+fn unknown_names<'a>(
+    names: impl Iterator<Item = &'a String>,
+    known: fn(&str) -> bool,
+    close_to: fn(&str) -> Vec<String>,
+) -> Vec<(&'a str, Option<String>)> {
+    let mut unknown: Vec<(&str, Option<String>)> = Vec::new();
+    for name in names {
+        if known(name) || unknown.iter().any(|(seen, _)| seen == name) {
+            continue;
+        }
+        let close = close_to(name);
+        let hint = (!close.is_empty()).then(|| format!("close match: {}", close.join(", ")));
+        unknown.push((name, hint));
+    }
+    unknown
 }

@@ -30,6 +30,14 @@ fn errors(program: &Value) -> Vec<Diagnostic> {
         .collect()
 }
 
+/// Each finding's code and place, in order.
+fn code_paths(found: &[Diagnostic]) -> Vec<(&str, &str)> {
+    found
+        .iter()
+        .map(|d| (d.code.as_str(), d.path.as_str()))
+        .collect()
+}
+
 fn codes_at(program: &Value) -> Vec<(String, String)> {
     errors(program)
         .into_iter()
@@ -286,10 +294,7 @@ fn nodes_past_their_types_max_nodes_are_refused_where_they_are() {
         .into_iter()
         .filter(|d| d.severity == Severity::Error)
         .collect();
-    let at: Vec<_> = found
-        .iter()
-        .map(|d| (d.code.as_str(), d.path.as_str()))
-        .collect();
+    let at = code_paths(&found);
     assert_eq!(
         at,
         [
@@ -357,10 +362,7 @@ fn a_dollar_variable_n8n_does_not_have_is_refused_at_its_parameter() {
         json!({"Start": {"main": [[to("Set")]]}}),
     );
     let found = errors(&program);
-    let at: Vec<_> = found
-        .iter()
-        .map(|d| (d.code.as_str(), d.path.as_str()))
-        .collect();
+    let at = code_paths(&found);
     // `$josn` and `$foo`, each once; nothing in `b` or `c`.
     assert_eq!(
         at,
@@ -391,10 +393,7 @@ fn a_method_no_value_has_is_refused_at_its_parameter() {
         json!({"Start": {"main": [[to("Set")]]}}),
     );
     let found = errors(&program);
-    let at: Vec<_> = found
-        .iter()
-        .map(|d| (d.code.as_str(), d.path.as_str()))
-        .collect();
+    let at = code_paths(&found);
     // `noSuchFunction` once and `toUppercase`; nothing in `b` to `e`.
     assert_eq!(
         at,

@@ -344,6 +344,7 @@ async fn run_in(
     })?;
     let mut floor_relay = None;
     let mut resting = Vec::new();
+    let mut last_load_ended = Instant::now();
     for pair in selected {
         if pair.store == Store::Redis && redis.is_none() {
             redis = Some(procs::redis(&args.redis_bin, logs).map_err(|e| {
@@ -452,9 +453,10 @@ async fn run_in(
         });
         // Kept running, idle, until every pair has run: its memory after
         // the load is read once the caches it filled could have let go.
-        resting.push((gateway, Instant::now()));
+        resting.push(gateway);
+        last_load_ended = Instant::now();
     }
-    after_the_load(&resting, &mut report).await;
+    after_the_load(&resting, last_load_ended, &mut report).await;
     drop(resting);
     if wanted(args, CAPACITY) && !args.no_redis {
         if redis.is_none() {
@@ -565,18 +567,19 @@ async fn extra_figures(
 const REST: Duration = Duration::from_secs(80);
 
 /// Reads each resting gateway's memory once it has rested [`REST`] (they
-/// rest side by side, so the run waits for the last one only).
-async fn after_the_load(resting: &[(Proc, Instant)], report: &mut Report) {
-    let Some((_, last)) = resting.last() else {
+/// rest side by side, so the run waits for the last one only, whose load
+/// ended at `last_load_ended`).
+async fn after_the_load(resting: &[Proc], last_load_ended: Instant, report: &mut Report) {
+    if resting.is_empty() {
         return;
-    };
-    let left = REST.saturating_sub(last.elapsed());
+    }
+    let left = REST.saturating_sub(last_load_ended.elapsed());
     println!(
         "\nmemory after the load: the gateways rest {} s more",
         left.as_secs()
     );
     tokio::time::sleep(left).await;
-    for ((gateway, _), memory) in resting.iter().zip(report.gateways.iter_mut()) {
+    for (gateway, memory) in resting.iter().zip(report.gateways.iter_mut()) {
         memory.after_load = gateway.memory().unwrap_or_default();
         println!(
             "  {} ({} store): idle {:.1} MiB, after the load {:.1} MiB",

@@ -94,7 +94,6 @@ impl EngineClient {
         Ok(Some((answer.status, found)))
     }
 
-    /// The body of a 2xx answer as JSON, or the error it carries.
     /// The capability members that may move without the contract moving:
     /// the volatile ones the mapping does not read (a field both volatile
     /// and mapped counts as part of the contract).
@@ -123,6 +122,7 @@ impl EngineClient {
             .collect()
     }
 
+    /// The body of a 2xx answer as JSON, or the error it carries.
     fn success_json(&self, answer: &Answer, what: &str) -> Result<Value, EngineError> {
         if !answer.status.is_success() {
             let body = answer.json();

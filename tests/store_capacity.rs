@@ -48,13 +48,16 @@ fn stored_run(program: Value, input: Value) -> Value {
         "store": true, "trace_level": "full"})
 }
 
-/// Bytes one stored record costs: as the parsed value the store used to
-/// keep, and as the compact text it keeps now.
-fn record_bytes(record: &Value) -> (u64, u64) {
+/// Bytes one stored record costs: as the parsed value the store once kept,
+/// as compact text (what it kept next), and compressed, as it keeps it now.
+fn record_bytes(record: &Value) -> (u64, u64, u64) {
     let text = serde_json::to_string(record).expect("record serializes");
+    let packed = pilotage_gateway::store::memory::MemoryStore::run_record_bytes(record)
+        .expect("record packs");
     (
         pilotage_gateway::weigh::json(record),
         pilotage_gateway::weigh::text(&text),
+        packed,
     )
 }
 
@@ -84,13 +87,14 @@ async fn stored_runs_are_measured_and_keep_their_full_trace() {
         // The stored trace is the full one the execute answered, unchanged.
         assert_eq!(fetched.structured, ran.structured, "{name}");
         assert_eq!(fetched.structured["trace"]["level"], "full");
-        let (before, after) = record_bytes(&fetched.structured);
+        let (tree, text, packed) = record_bytes(&fetched.structured);
         println!(
-            "bytes per stored run, {name}: {before} as a parsed value, {after} as compact text"
+            "bytes per stored run, {name}: {tree} as a parsed value, {text} as compact text, {packed} kept (compressed)"
         );
+        assert!(text * 2 < tree, "{name}: {text} is not well below {tree}");
         assert!(
-            after * 2 < before,
-            "{name}: {after} is not well below {before}"
+            packed * 2 < text,
+            "{name}: {packed} is not well below {text}"
         );
     }
 }

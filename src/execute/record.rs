@@ -11,13 +11,16 @@ use serde_json::{Map, Value, json};
 use std::time::Duration;
 
 /// Builds the response, and the record when retention promises one; the
-/// record is durably written before the response leaves.
+/// record is durably written before the response leaves. The recorded
+/// envelope is built once: the response is that envelope, or it with its
+/// trace summarised or left out, so a full trace is neither copied nor
+/// rebuilt for the answer.
 pub(super) async fn finish(ex: &Exec<'_>, finished: Finished) -> Done {
     let Finished {
         outcome,
         output,
         trace,
-        mut stats,
+        stats,
     } = finished;
     let lang = ex.lang;
     let recorded_level = ceiling(lang);
@@ -27,38 +30,39 @@ pub(super) async fn finish(ex: &Exec<'_>, finished: Finished) -> Done {
         lang.language.summarize(&trace)
     };
     let run_id = ex.run_id.as_str();
+    let mut envelope = envelope(
+        run_id,
+        &outcome,
+        output,
+        Some((recorded_level, recorded_steps, stats)),
+    );
     if retains(ex) {
-        let record = envelope(
-            run_id,
-            &outcome,
-            output.as_ref(),
-            Some((recorded_level, &recorded_steps, &stats)),
-        );
         let ttl = lang
             .config
             .retention_duration()
             .unwrap_or(Duration::from_secs(24 * 3600));
-        if let Err(e) = write_with_retry(ex, &record, ttl).await {
+        if let Err(e) = write_with_retry(ex, &envelope, ttl).await {
             tracing::error!(%run_id, error = %e, "run record could not be stored after the run; the response says retained: false");
-            stats["retained"] = Value::Bool(false);
+            envelope["trace"]["stats"]["retained"] = Value::Bool(false);
         }
     }
     let response = match ex.checked.level {
-        Level::None => envelope(run_id, &outcome, output.as_ref(), None),
-        Level::Full if recorded_level == Level::Full => envelope(
-            run_id,
-            &outcome,
-            output.as_ref(),
-            Some((Level::Full, &recorded_steps, &stats)),
-        ),
+        Level::None => {
+            if let Some(members) = envelope.as_object_mut() {
+                members.shift_remove("trace");
+            }
+            envelope
+        }
+        Level::Full if recorded_level == Level::Full => envelope,
         _ => {
-            let steps = lang.language.summarize(&recorded_steps);
-            envelope(
-                run_id,
-                &outcome,
-                output.as_ref(),
-                Some((Level::Summary, &steps, &stats)),
-            )
+            let trace = &mut envelope["trace"];
+            let steps = match trace["steps"].take() {
+                Value::Array(steps) => lang.language.summarize(&steps),
+                _ => Vec::new(),
+            };
+            trace["steps"] = Value::Array(steps);
+            trace["level"] = Value::String(Level::Summary.as_str().into());
+            envelope
         }
     };
     Done {
@@ -77,13 +81,13 @@ pub(super) fn retains(ex: &Exec<'_>) -> bool {
         }
 }
 
-/// `{run_id, outcome, output?, trace?}` — the same shape for the execute
-/// response and the stored record.
+/// `{run_id, outcome, output?, trace?}`: the shape of the execute response
+/// and of the stored record.
 fn envelope(
     run_id: &str,
     outcome: &Outcome,
-    output: Option<&Value>,
-    trace: Option<(Level, &Vec<Value>, &Value)>,
+    output: Option<Value>,
+    trace: Option<(Level, Vec<Value>, Value)>,
 ) -> Value {
     let mut out = Map::new();
     out.insert("run_id".into(), Value::String(run_id.into()));
@@ -91,16 +95,14 @@ fn envelope(
     if outcome.ok
         && let Some(o) = output
     {
-        out.insert("output".into(), o.clone());
+        out.insert("output".into(), o);
     }
     if let Some((level, steps, stats)) = trace {
-        // Cloned, not serialised into a new tree (`json!` would re-encode
-        // every step): a clone keeps each map's hashes.
         let mut trace = Map::new();
         trace.insert("run_id".into(), Value::String(run_id.into()));
         trace.insert("level".into(), Value::String(level.as_str().into()));
-        trace.insert("steps".into(), Value::Array(steps.clone()));
-        trace.insert("stats".into(), stats.clone());
+        trace.insert("steps".into(), Value::Array(steps));
+        trace.insert("stats".into(), stats);
         out.insert("trace".into(), Value::Object(trace));
     }
     Value::Object(out)

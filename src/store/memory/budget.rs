@@ -3,6 +3,7 @@
 //! leaves only when its own expiry passes (never evicted).
 
 use super::super::{IdempotencyRecord, StoreError, effective_ttl};
+use super::packed::Packed;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -84,8 +85,8 @@ pub(super) type Records<T> = BTreeMap<String, Entry<T>>;
 #[derive(Debug, Default)]
 pub(super) struct ScopeRecords {
     pub(super) bytes: u64,
-    /// Run records as compact JSON text.
-    pub(super) runs: Records<String>,
+    /// Run records, compressed.
+    pub(super) runs: Records<Packed>,
     pub(super) idempotency: Records<IdempotencyRecord>,
     /// Ordered by ref, as `list_programs` answers.
     pub(super) programs: Records<Value>,
@@ -350,7 +351,7 @@ pub(super) fn key_bytes(scope: &str, id: &str) -> u64 {
     (scope.len() + id.len()) as u64 + ENTRY_OVERHEAD
 }
 
-pub(super) fn runs(r: &mut ScopeRecords) -> &mut Records<String> {
+pub(super) fn runs(r: &mut ScopeRecords) -> &mut Records<Packed> {
     &mut r.runs
 }
 pub(super) fn idempotency(r: &mut ScopeRecords) -> &mut Records<IdempotencyRecord> {

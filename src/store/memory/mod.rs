@@ -22,14 +22,14 @@
 //! Session revocations are not a principal's records: they keep their own
 //! byte-bounded cache (an evicted revocation only matters after about 12,000
 //! revocations within one session lifetime).
-
 //!
 //! One file per job: `budget` (records, byte shares, expiries), `claims`
-//! (idempotency keys), `revoked` (revoked sessions); this file is the store
-//! and its [`Store`] methods.
+//! (idempotency keys), `packed` (run records, compressed), `revoked`
+//! (revoked sessions); this file is the store and its [`Store`] methods.
 
 mod budget;
 mod claims;
+mod packed;
 mod revoked;
 mod sizing;
 
@@ -42,6 +42,7 @@ use budget::{
 use claims::KeyClaims;
 use moka::future::Cache;
 use moka::policy::EvictionPolicy;
+use packed::Packed;
 use revoked::{RevocationTtl, Revoked};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -103,10 +104,9 @@ impl MemoryStore {
         (state.used_by(scope), state.total)
     }
 
-    /// Stored bytes of one run record (tests and measurements).
-    pub fn run_bytes(&self, scope: &str, run_id: &str) -> Option<u64> {
-        let state = self.purged();
-        state.scopes.get(scope)?.runs.get(run_id).map(|e| e.weight)
+    /// The bytes this store keeps for `record` as a run (measurements).
+    pub fn run_record_bytes(record: &Value) -> Result<u64, StoreError> {
+        Packed::pack(record).map(|packed| packed.len() as u64)
     }
 
     /// Runs that left before their expiry to make room for their own
@@ -202,12 +202,12 @@ impl Store for MemoryStore {
         record: &Value,
         ttl: Duration,
     ) -> Result<(), StoreError> {
-        // Kept as compact JSON text, not as a parsed value: a trace's text
-        // is several times smaller than its tree of maps and strings.
-        let text = serde_json::to_string(record)
-            .map_err(|e| StoreError::Corrupt(format!("run record not serializable: {e}")))?;
-        let weight = key_bytes(scope, run_id) + weigh::text(&text);
-        let value = Arc::new(text);
+        // Kept compressed, not as a parsed value: a trace's text is several
+        // times smaller than its tree of maps and strings, and its
+        // compressed text several times smaller again.
+        let packed = Packed::pack(record)?;
+        let weight = key_bytes(scope, run_id) + packed.len() as u64;
+        let value = Arc::new(packed);
         self.purged().put(
             &self.limits,
             Admission::Always,
@@ -223,10 +223,7 @@ impl Store for MemoryStore {
 
     async fn get_run(&self, scope: &str, run_id: &str) -> Result<Option<Value>, StoreError> {
         self.get(scope, run_id, |r| &r.runs)
-            .map(|text| {
-                serde_json::from_str(&text)
-                    .map_err(|e| StoreError::Corrupt(format!("stored run record: {e}")))
-            })
+            .map(|packed| packed.unpack())
             .transpose()
     }
 
@@ -439,10 +436,10 @@ mod tests {
             .claim_idempotency("keeper", "k", "fp", "a1", ttl)
             .await;
         assert_eq!(claim.ok(), Some(IdempotencyClaim::Acquired));
-        let big = json!({"trace": "x".repeat(20 * 1024)});
+        let big = json!({"trace": packed::incompressible(20 * 1024)});
         // The stranger's own replayed run (named by its recorded response)
         // is kept, whatever else leaves.
-        let keyed = json!({"run_id": "keyed", "trace": "y".repeat(1024)});
+        let keyed = json!({"run_id": "keyed", "trace": packed::incompressible(1024)});
         assert!(
             store
                 .put_run("stranger", "keyed", &keyed, ttl)
@@ -535,7 +532,7 @@ mod tests {
     async fn the_total_budget_refuses_everyone_without_evicting() {
         let store = MemoryStore::with_limits(SMALL);
         let ttl = Duration::from_secs(60);
-        let big = json!({"trace": "x".repeat(30 * 1024)});
+        let big = json!({"trace": packed::incompressible(30 * 1024)});
         let mut scopes = 0;
         for i in 0..20 {
             let scope = format!("anon-{i}");
@@ -563,14 +560,14 @@ mod tests {
     #[tokio::test]
     async fn expired_records_free_their_budget() {
         let store = MemoryStore::with_limits(SMALL);
-        let big = json!({"trace": "x".repeat(20 * 1024)});
+        let big = json!({"trace": packed::incompressible(20 * 1024)});
         for i in 0..3 {
             let put = store
                 .put_run("s", &format!("r{i}"), &big, Duration::from_millis(30))
                 .await;
             assert!(put.is_ok());
         }
-        assert!(store.used_bytes("s").0 > 60_000);
+        assert!(store.used_bytes("s").0 > 45_000);
         tokio::time::sleep(Duration::from_millis(60)).await;
         assert_eq!(store.used_bytes("s"), (0, 0));
         assert!(store.admit("s").await.is_ok());
@@ -581,7 +578,7 @@ mod tests {
         let store = MemoryStore::with_limits(SMALL);
         let ttl = Duration::from_secs(60);
         for i in 0..5 {
-            let record = json!({"v": "x".repeat(100 * i)});
+            let record = json!({"v": packed::incompressible(100 * i)});
             assert!(store.put_run("s", "same", &record, ttl).await.is_ok());
         }
         let one = store.used_bytes("s").0;

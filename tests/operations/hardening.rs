@@ -220,7 +220,12 @@ async fn strangers_cannot_evict_a_principal_in_the_embedded_store() {
         first.structured
     );
     let run_id = first.structured["run_id"].clone();
-    let blob = "x".repeat(100 * 1024);
+    // Random letters: the store keeps runs compressed, and a repeated
+    // letter would compress to nothing.
+    let blob: String = rand::Rng::sample_iter(rand::rng(), rand::distr::Alphanumeric)
+        .take(100 * 1024)
+        .map(char::from)
+        .collect();
     let echo = json!({"steps": [{"id": "e", "kind": "call", "capability": "util.echo",
         "with": {"value": "$.input.blob"}}]});
     let mut stored = 0;

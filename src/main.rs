@@ -5,41 +5,7 @@ use pilotage_gateway::{cli, config::Config};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// mimalloc: the gateway allocates many short-lived JSON values per request,
-/// where glibc's allocator spent a quarter of the CPU under load
-/// (docs/performance.md).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// Memory that comes back after a burst. mimalloc returns freed pages to
-/// the OS only `purge_delay` ms after they empty (10 by default, times 10
-/// for its arenas), and only when some later allocation passes by: a
-/// gateway that goes quiet after a burst kept its peak resident for good
-/// (docs/performance.md, "Memory that comes back"). Purging at once costs
-/// nothing measurable under load. An operator's `MIMALLOC_PURGE_DELAY`
-/// wins.
-fn purge_freed_memory_at_once() {
-    use std::ffi::{c_int, c_long};
-    unsafe extern "C" {
-        fn mi_option_get(option: c_int) -> c_long;
-        fn mi_option_set(option: c_int, value: c_long);
-    }
-    /// `mi_option_purge_delay` in mimalloc 3's `mi_option_t`; the crate
-    /// does not export it, so its default (10) is checked before setting,
-    /// and another numbering leaves the allocator as it is.
-    const PURGE_DELAY: c_int = 15;
-    const PURGE_DELAY_DEFAULT: c_long = 10;
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
-        return;
-    }
-    // SAFETY: both read or write one of mimalloc's option slots; any option
-    // index is accepted (out of range ones are ignored), no memory is passed.
-    unsafe {
-        if mi_option_get(PURGE_DELAY) == PURGE_DELAY_DEFAULT {
-            mi_option_set(PURGE_DELAY, 0);
-        }
-    }
-}
+mod allocator;
 
 #[derive(Parser)]
 #[command(
@@ -88,13 +54,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    purge_freed_memory_at_once();
+    allocator::purge_freed_memory_at_once();
     let args = Cli::parse();
     // `serve` sets logging up once its configuration is read (the instance
     // name and trace export come from it).
     let _logs = (!matches!(args.command, Command::Serve { .. })).then(cli::init_logging);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .on_thread_park(allocator::collect_when_due)
         .build()
     {
         Ok(r) => r,
@@ -103,6 +70,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    allocator::start_collecting(runtime.handle());
     runtime.block_on(async move {
         match args.command {
             Command::Serve { config } => serve(&config).await,

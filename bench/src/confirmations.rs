@@ -3,7 +3,8 @@
 //! after its measurement. Every call must stand on a catalog confirmed after
 //! it arrived (Part II §6.4); concurrent calls share one confirmation, so
 //! under load this number is well below one, and it is the engine work that
-//! currency costs.
+//! currency costs. The same scrape gives what the embedded store keeps after
+//! a load (the memory that must stay).
 
 use crate::procs::Proc;
 
@@ -24,26 +25,42 @@ impl Counts {
 
 /// Scrapes `gateway`'s `/metrics`.
 pub async fn read(gateway: &Proc) -> Result<Counts, String> {
+    Ok(counts(&scrape(gateway).await?))
+}
+
+/// Bytes the embedded store counts as held, over its largest principal
+/// groups (about all of it when a benchmark's one key wrote everything);
+/// `None` for a gateway on Redis.
+pub async fn store_bytes(gateway: &Proc) -> Result<Option<u64>, String> {
+    const FAMILY: &str = "pilotage_store_principal_bytes{";
+    let metrics = scrape(gateway).await?;
+    let embedded = metrics.lines().any(|l| l.starts_with(FAMILY));
+    Ok(embedded.then(|| sum(&metrics, FAMILY, None) as u64))
+}
+
+async fn scrape(gateway: &Proc) -> Result<String, String> {
     let url = format!("{}/metrics", gateway.url());
-    let text = reqwest::get(&url)
+    reqwest::get(&url)
         .await
         .and_then(reqwest::Response::error_for_status)
         .map_err(|e| format!("{url}: {e}"))?
         .text()
         .await
-        .map_err(|e| format!("{url}: {e}"))?;
-    Ok(counts(&text))
+        .map_err(|e| format!("{url}: {e}"))
+}
+
+/// The sum of `family`'s samples (those whose labels contain `label`).
+fn sum(metrics: &str, family: &str, label: Option<&str>) -> f64 {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with(family))
+        .filter(|l| label.is_none_or(|want| l.contains(want)))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
 }
 
 fn counts(metrics: &str) -> Counts {
-    let sum = |family: &str, label: Option<&str>| -> f64 {
-        metrics
-            .lines()
-            .filter(|l| l.starts_with(family))
-            .filter(|l| label.is_none_or(|want| l.contains(want)))
-            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-            .sum()
-    };
+    let sum = |family: &str, label: Option<&str>| sum(metrics, family, label);
     Counts {
         tool_calls: sum("pilotage_tool_call_duration_seconds_count", None),
         catalog_requests: sum(

@@ -244,6 +244,17 @@ pub struct GatewayMemory {
     pub under_load: Memory,
     /// Resident memory a few seconds after the load stopped.
     pub after_load: Memory,
+    /// Bytes the gateway's store counted as kept at that moment (retained
+    /// runs and the like, which must stay), from its `/metrics`.
+    pub kept_bytes: Option<u64>,
+}
+
+impl GatewayMemory {
+    /// `kept_bytes` in MiB, or a dash.
+    pub fn kept_mib(&self) -> String {
+        self.kept_bytes
+            .map_or("–".into(), |b| format!("{:.1}", b as f64 / 1_048_576.0))
+    }
 }
 
 /// One target of the performance issue.
@@ -381,18 +392,19 @@ impl Report {
         let _ = writeln!(md, "\n#### Gateway memory\n");
         let _ = writeln!(
             md,
-            "| scenario | store | idle RSS MiB | peak RSS under load MiB (VmHWM) | RSS after the load MiB |"
+            "| scenario | store | idle RSS MiB | peak RSS under load MiB (VmHWM) | RSS after the load MiB | of which the embedded store keeps MiB (its count) |"
         );
-        let _ = writeln!(md, "|---|---|--:|--:|--:|");
+        let _ = writeln!(md, "|---|---|--:|--:|--:|--:|");
         for g in &self.gateways {
             let _ = writeln!(
                 md,
-                "| {} | {} | {:.1} | {:.1} | {:.1} |",
+                "| {} | {} | {:.1} | {:.1} | {:.1} | {} |",
                 g.scenario,
                 g.store,
                 g.idle.rss_mib(),
                 g.under_load.peak_mib(),
-                g.after_load.rss_mib()
+                g.after_load.rss_mib(),
+                g.kept_mib()
             );
         }
         let _ = writeln!(

@@ -450,6 +450,7 @@ async fn run_in(
             idle,
             under_load,
             after_load: Memory::default(),
+            kept_bytes: None,
         });
         // Kept running, idle, until every pair has run: its memory after
         // the load is read once the caches it filled could have let go.
@@ -581,12 +582,17 @@ async fn after_the_load(resting: &[Proc], last_load_ended: Instant, report: &mut
     tokio::time::sleep(left).await;
     for (gateway, memory) in resting.iter().zip(report.gateways.iter_mut()) {
         memory.after_load = gateway.memory().unwrap_or_default();
+        memory.kept_bytes = crate::confirmations::store_bytes(gateway)
+            .await
+            .ok()
+            .flatten();
         println!(
-            "  {} ({} store): idle {:.1} MiB, after the load {:.1} MiB",
+            "  {} ({} store): idle {:.1} MiB, after the load {:.1} MiB, of which the store keeps {} MiB",
             memory.scenario,
             memory.store,
             memory.idle.rss_mib(),
-            memory.after_load.rss_mib()
+            memory.after_load.rss_mib(),
+            memory.kept_mib()
         );
     }
 }

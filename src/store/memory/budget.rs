@@ -71,15 +71,19 @@ pub(super) enum Kind {
 }
 
 /// One stored value with its expiry (and the expiry queue key that goes
-/// with it) and its estimated size.
+/// with it) and its estimated size. `V` is cheap to clone (an `Arc`, or a
+/// packed run's shared bytes), so a reader copies it out of the lock.
 #[derive(Debug)]
-pub(super) struct Entry<T> {
-    pub(super) value: Arc<T>,
+pub(super) struct Entry<V> {
+    pub(super) value: V,
     pub(super) expires: Option<(Instant, u64)>,
     pub(super) weight: u64,
 }
 
-pub(super) type Records<T> = BTreeMap<String, Entry<T>>;
+/// Records of one kind by id. The id is shared with the expiry queue's
+/// entry rather than copied: a retained run is a few hundred bytes, and
+/// two copies of its id were a tenth of them.
+pub(super) type Records<V> = BTreeMap<Arc<str>, Entry<V>>;
 
 /// Everything one principal holds.
 #[derive(Debug, Default)]
@@ -87,11 +91,11 @@ pub(super) struct ScopeRecords {
     pub(super) bytes: u64,
     /// Run records, compressed.
     pub(super) runs: Records<Packed>,
-    pub(super) idempotency: Records<IdempotencyRecord>,
+    pub(super) idempotency: Records<Arc<IdempotencyRecord>>,
     /// Ordered by ref, as `list_programs` answers.
-    pub(super) programs: Records<Value>,
-    pub(super) tasks: Records<Value>,
-    pub(super) snapshots: Records<Value>,
+    pub(super) programs: Records<Arc<Value>>,
+    pub(super) tasks: Records<Arc<Value>>,
+    pub(super) snapshots: Records<Arc<Value>>,
 }
 
 impl ScopeRecords {
@@ -127,6 +131,10 @@ impl ScopeRecords {
     }
 }
 
+/// What an expiry queue entry names: (scope, kind, id), the names shared
+/// with the maps' keys.
+pub(super) type Expiring = (Arc<str>, Kind, Arc<str>);
+
 /// Whether a write may exceed a full budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Admission {
@@ -139,10 +147,11 @@ pub(super) enum Admission {
 /// The maps and the expiry queue, behind the store's mutex.
 #[derive(Debug, Default)]
 pub(super) struct State {
-    pub(super) scopes: HashMap<String, ScopeRecords>,
+    /// By scope; the key is shared with every expiry queue entry of the scope.
+    pub(super) scopes: HashMap<Arc<str>, ScopeRecords>,
     pub(super) total: u64,
     /// (deadline, sequence) → the entry that expires then.
-    pub(super) expiries: BTreeMap<(Instant, u64), (String, Kind, String)>,
+    pub(super) expiries: BTreeMap<(Instant, u64), Expiring>,
     pub(super) sequence: u64,
     /// Runs that left before their expiry to make room for their own
     /// principal's newer ones (counted for `/metrics`).
@@ -157,7 +166,7 @@ impl State {
                 break;
             }
             let (when, (scope, kind, id)) = entry.remove_entry();
-            let Some(records) = self.scopes.get_mut(&scope) else {
+            let Some(records) = self.scopes.get_mut(&*scope) else {
                 continue;
             };
             // A rewritten entry has a new queue key; the old one is stale.
@@ -167,7 +176,7 @@ impl State {
                 self.total = self.total.saturating_sub(weight);
             }
             if records.is_empty() {
-                self.scopes.remove(&scope);
+                self.scopes.remove(&*scope);
             }
         }
     }
@@ -253,7 +262,7 @@ impl State {
         let oldest = records
             .runs
             .iter()
-            .filter(|(id, _)| !keyed.contains(*id) && Some(id.as_str()) != keep)
+            .filter(|(id, _)| !keyed.contains(&***id) && Some(&***id) != keep)
             .min_by_key(|(_, e)| e.expires)
             .map(|(id, e)| (id.clone(), e.expires));
         let Some((id, expires)) = oldest else {
@@ -274,7 +283,7 @@ impl State {
         let first = self
             .expiries
             .iter()
-            .find(|(_, (s, _, _))| s == scope)
+            .find(|(_, (s, _, _))| &**s == scope)
             .map(|((when, _), _)| *when);
         millis_until(first, now)
     }
@@ -282,6 +291,14 @@ impl State {
     /// Milliseconds until the store's first record expires (at least 1).
     fn soonest_expiry(&self, now: Instant) -> u64 {
         millis_until(self.expiries.keys().next().map(|(when, _)| *when), now)
+    }
+
+    /// The map's own key for `scope` (made the first time the scope writes),
+    /// so its expiry entries share one copy of the name.
+    fn scope_key(&self, scope: &str) -> Arc<str> {
+        self.scopes
+            .get_key_value(scope)
+            .map_or_else(|| Arc::from(scope), |(key, _)| Arc::clone(key))
     }
 
     pub(super) fn expiry(&mut self, ttl: Option<Duration>, now: Instant) -> Option<(Instant, u64)> {
@@ -292,17 +309,17 @@ impl State {
 
     /// Writes `value` as `(scope, kind, id)`, replacing what was there.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn put<T>(
+    pub(super) fn put<V>(
         &mut self,
         limits: &MemoryLimits,
         admission: Admission,
         scope: &str,
         kind: Kind,
         id: &str,
-        value: Arc<T>,
+        value: V,
         ttl: Option<Duration>,
         weight: u64,
-        map: fn(&mut ScopeRecords) -> &mut Records<T>,
+        map: fn(&mut ScopeRecords) -> &mut Records<V>,
     ) -> Result<(), StoreError> {
         let now = Instant::now();
         let old = self
@@ -314,13 +331,17 @@ impl State {
             self.make_room(limits, scope, weight - old, Some(id))?;
         }
         let expires = self.expiry(ttl, now);
+        let scope_key = self.scope_key(scope);
+        let id_key: Arc<str> = Arc::from(id);
         if let Some((when, seq)) = expires {
-            self.expiries
-                .insert((when, seq), (scope.to_owned(), kind, id.to_owned()));
+            self.expiries.insert(
+                (when, seq),
+                (Arc::clone(&scope_key), kind, Arc::clone(&id_key)),
+            );
         }
-        let records = self.scopes.entry(scope.to_owned()).or_default();
+        let records = self.scopes.entry(scope_key).or_default();
         map(records).insert(
-            id.to_owned(),
+            id_key,
             Entry {
                 value,
                 expires,
@@ -354,15 +375,15 @@ pub(super) fn key_bytes(scope: &str, id: &str) -> u64 {
 pub(super) fn runs(r: &mut ScopeRecords) -> &mut Records<Packed> {
     &mut r.runs
 }
-pub(super) fn idempotency(r: &mut ScopeRecords) -> &mut Records<IdempotencyRecord> {
+pub(super) fn idempotency(r: &mut ScopeRecords) -> &mut Records<Arc<IdempotencyRecord>> {
     &mut r.idempotency
 }
-pub(super) fn programs(r: &mut ScopeRecords) -> &mut Records<Value> {
+pub(super) fn programs(r: &mut ScopeRecords) -> &mut Records<Arc<Value>> {
     &mut r.programs
 }
-pub(super) fn tasks(r: &mut ScopeRecords) -> &mut Records<Value> {
+pub(super) fn tasks(r: &mut ScopeRecords) -> &mut Records<Arc<Value>> {
     &mut r.tasks
 }
-pub(super) fn snapshots(r: &mut ScopeRecords) -> &mut Records<Value> {
+pub(super) fn snapshots(r: &mut ScopeRecords) -> &mut Records<Arc<Value>> {
     &mut r.snapshots
 }

@@ -106,7 +106,7 @@ impl MemoryStore {
 
     /// The bytes this store keeps for `record` as a run (measurements).
     pub fn run_record_bytes(record: &Value) -> Result<u64, StoreError> {
-        Packed::pack(record).map(|packed| packed.len() as u64)
+        Packed::pack(record, Duration::ZERO).map(|packed| packed.len() as u64)
     }
 
     /// Runs that left before their expiry to make room for their own
@@ -139,7 +139,7 @@ impl MemoryStore {
     }
 
     /// Every record of one kind of `scope`, copied outside the lock.
-    fn list(&self, scope: &str, map: fn(&ScopeRecords) -> &Records<Value>) -> Vec<Value> {
+    fn list(&self, scope: &str, map: fn(&ScopeRecords) -> &Records<Arc<Value>>) -> Vec<Value> {
         let listed: Vec<Arc<Value>> = {
             let state = self.purged();
             state
@@ -151,15 +151,15 @@ impl MemoryStore {
         listed.iter().map(|v| Value::clone(v)).collect()
     }
 
-    fn get<T>(
+    fn get<V: Clone>(
         &self,
         scope: &str,
         id: &str,
-        map: fn(&ScopeRecords) -> &Records<T>,
-    ) -> Option<Arc<T>> {
+        map: fn(&ScopeRecords) -> &Records<V>,
+    ) -> Option<V> {
         let state = self.purged();
         let records = state.scopes.get(scope)?;
-        map(records).get(id).map(|e| Arc::clone(&e.value))
+        map(records).get(id).map(|e| e.value.clone())
     }
 }
 
@@ -205,16 +205,15 @@ impl Store for MemoryStore {
         // Kept compressed, not as a parsed value: a trace's text is several
         // times smaller than its tree of maps and strings, and its
         // compressed text several times smaller again.
-        let packed = Packed::pack(record)?;
+        let packed = Packed::pack(record, ttl)?;
         let weight = key_bytes(scope, run_id) + packed.len() as u64;
-        let value = Arc::new(packed);
         self.purged().put(
             &self.limits,
             Admission::Always,
             scope,
             Kind::Run,
             run_id,
-            value,
+            packed,
             Some(ttl),
             weight,
             runs,

@@ -106,7 +106,7 @@ impl MemoryStore {
 
     /// The bytes this store keeps for `record` as a run (measurements).
     pub fn run_record_bytes(record: &Value) -> Result<u64, StoreError> {
-        Packed::pack(record, Duration::ZERO).map(|packed| packed.len() as u64)
+        packed::compress(record).map(|bytes| bytes.len() as u64)
     }
 
     /// Runs that left before their expiry to make room for their own

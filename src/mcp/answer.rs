@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use std::sync::Arc;
 
 /// Structured content written once, as a tree and as JSON text.
+#[derive(Debug)]
 pub struct Rendered {
     pub tree: Value,
     pub text: Box<RawValue>,

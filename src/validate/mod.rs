@@ -5,9 +5,10 @@
 //! structure → gateway-native findings: the language's own checks, names
 //! the caller cannot see ([`visibility`]), the risk ceiling ([`ceiling`]),
 //! context binding ([`context`]) → the engine's validator through the
-//! classifier ([`engine`]) → locators ([`locate`]) and the plan. Verdicts
-//! are cached ([`verdict`]), so execute after validate does not ask the
-//! engine twice (Part IV §6); [`response`] answers the tool.
+//! classifier ([`engine`]) → locators ([`locate`]) and the plan, and the
+//! tool's answer written once ([`response`]). Verdicts are cached
+//! ([`verdict`]), so execute after validate does not ask the engine twice
+//! (Part IV §6).
 
 pub mod ceiling;
 pub mod context;
@@ -22,7 +23,7 @@ pub use ceiling::{RISK_CEILING, ceiling_findings};
 pub use context::context_findings;
 pub use engine::classify_problems;
 pub use locate::locate_whole_program;
-pub use response::response;
+pub use response::Response;
 pub use verdict::{Verdict, VerdictCache};
 
 use crate::auth::Principal;
@@ -119,10 +120,11 @@ fn finish(
             step_risk(view, cap, parameters)
         })
     });
+    let response = Response::new(lang, valid, &diagnostics, plan, &steps, &view.version);
     Verdict {
         valid,
         diagnostics,
-        plan,
+        response,
         steps,
     }
 }

@@ -17,7 +17,8 @@ use std::sync::Arc;
 pub struct Verdict {
     pub valid: bool,
     pub diagnostics: Vec<Diagnostic>,
-    pub plan: Option<Value>,
+    /// The validate tool's answer, with the plan.
+    pub response: super::Response,
     pub steps: Vec<StepInfo>,
 }
 
@@ -94,7 +95,7 @@ impl VerdictCache {
 impl Verdict {
     /// Estimated heap bytes of this verdict.
     fn weight(&self) -> u64 {
-        use crate::weigh::{json, text};
+        use crate::weigh::text;
         let diagnostics: u64 = self
             .diagnostics
             .iter()
@@ -119,7 +120,7 @@ impl Verdict {
             .filter(|s| s.kind != StepKind::Call && s.kind != StepKind::Set)
             .filter_map(|s| s.id.as_deref().map(text))
             .sum();
-        64 + diagnostics + steps + shared + self.plan.as_ref().map_or(0, json)
+        64 + diagnostics + steps + shared + self.response.weight()
     }
 }
 

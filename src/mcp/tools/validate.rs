@@ -30,23 +30,8 @@ pub async fn call(
         .map_err(|e| e.before_execution())?;
     let verdict =
         validate::validate(gw, lang, principal, &view, program, args.value("context")).await?;
-    let response = validate::response(lang, &verdict, &view);
-    let summary = if verdict.valid {
-        let risk = verdict
-            .plan
-            .as_ref()
-            .and_then(|p| p.get("max_risk"))
-            .and_then(|r| r.as_str())
-            .unwrap_or("unknown");
-        let warnings = verdict.diagnostics.len();
-        if warnings == 0 {
-            format!("valid: max risk {risk}")
-        } else {
-            format!("valid with {warnings} warning(s): max risk {risk}")
-        }
-    } else {
-        let n = verdict.diagnostics.len();
-        format!("invalid: {n} diagnostic{}", if n == 1 { "" } else { "s" })
-    };
-    Ok(Reply::new(response, summary))
+    Ok(Reply::shared(
+        verdict.response.answer.clone(),
+        verdict.response.summary.clone(),
+    ))
 }

@@ -13,11 +13,20 @@
 //! about 1.4 KB resident per kept run instead of 1.7, measured). Records of
 //! one retention written one after another also expire one after another,
 //! so a block empties and is returned whole.
+//!
+//! Runs kept one after another are mostly alike (one program run again, or
+//! programs of one language with the same trace shape), so a shelf keeps
+//! the text of one recent record as a reference, and the records that
+//! follow are compressed against it: only what differs from it is kept
+//! (the benchmark program's record, about 600 B alone, takes under 100 B
+//! against another run's). A reference serves a bounded number of records
+//! and lives as long as the last of them.
 
 use super::super::StoreError;
 use bytes::{Bytes, BytesMut};
 use serde_json::Value;
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// zstd's fastest standard level: a record is written once per run, on the
@@ -28,8 +37,9 @@ const LEVEL: i32 = 1;
 /// envelope's and the trace's member names and their usual values, given
 /// to zstd as a raw-content dictionary. A record is a few KB, too short for
 /// the compressor to learn these from the record itself (the benchmark
-/// program's 3,034 B record: 698 B without, about 600 B with). Records never leave
-/// this process, so only this build ever reads what it wrote with it.
+/// program's 3,034 B record: 698 B without, about 600 B with). It is the
+/// dictionary of records with no reference. Records never leave this
+/// process, so only this build ever reads what it wrote with it.
 const VOCABULARY: &[u8] = br#"{"run_id":"run_","outcome":{"ok":false,"status":"failed","error":"engine_error"},"output":null,"trace":{"run_id":"run_","level":"summary","steps":[{"id":"","calls":"","input":{"value":""},"output":{"value":[]},"outcome":{"ok":false,"status":"skipped","error":null},"t_ms":1}],"stats":{"calls":1,"duration_ms":1,"test_run":true,"retained":false}}}{"id":"","outcome":{"ok":true,"status":"success","error":null},"decisions":[{"at":"","took":"continue","because":"item 1 of "},{"at":"","took":"exit","because":"items exhausted after "},{"at":"","took":"then","because":" is true"},{"at":"","took":"else","because":" is false"}],"t_ms":0},{"id":"","calls":"","input":{},"output":{},"outcome":{"ok":true,"status":"success","error":null},"t_ms":0}],"stats":{"calls":0,"duration_ms":0,"test_run":false}},"output":{"#;
 
 /// One shelf block: about four hundred records of the benchmark program's
@@ -46,46 +56,126 @@ const SHELVED_UP_TO: usize = BLOCK / 32;
 /// retention).
 const SHELVES: usize = 8;
 
+/// The longest record text that becomes a reference: a reference stays
+/// resident while any record compressed against it lives.
+const REFERENCE_UP_TO: usize = 16 * 1024;
+
+/// Records compressed against one reference before the next record
+/// becomes the reference: its text, shared by this many, costs each a few
+/// bytes, and a newer reference follows what the runs look like now.
+const REFERENCE_USES: u32 = 256;
+
 /// One compressed run record: its bytes, in a block shared with the
-/// records written just before and after it on the same shelf.
+/// records written just before and after it on the same shelf, and the
+/// reference they were compressed against, if any.
 #[derive(Debug, Clone)]
-pub(super) struct Packed(Bytes);
+pub(super) struct Packed {
+    bytes: Bytes,
+    against: Against,
+}
+
+/// What a record's bytes were compressed against.
+#[derive(Debug, Clone)]
+enum Against {
+    /// The built-in vocabulary; the record's text became its shelf's next
+    /// reference when it holds that text.
+    Vocabulary(Option<Reference>),
+    /// An earlier record's text.
+    Reference(Reference),
+}
+
+/// The text of a record other records are compressed against.
+type Reference = Arc<Vec<u8>>;
+
+/// One retention's shelf on one thread.
+struct Shelf {
+    ttl: Duration,
+    block: BytesMut,
+    reference: Option<Reference>,
+    uses: u32,
+}
 
 thread_local! {
     // One compression context per thread, reused: a fresh context per
     // record would allocate and size its tables every time.
     static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
-    // The block each retention's records are laid in on this thread.
-    static SHELF: RefCell<Vec<(Duration, BytesMut)>> = const { RefCell::new(Vec::new()) };
+    // Another for records with a reference, with the reference it holds
+    // loaded: loading one prepares tables, so it is done once per reference.
+    static AGAINST_REFERENCE: RefCell<Option<(zstd::bulk::Compressor<'static>, Reference)>> = const { RefCell::new(None) };
+    static SHELVES_HERE: RefCell<Vec<Shelf>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Packed {
     /// `record` as compressed compact JSON text, shelved with the records
-    /// of the same retention `ttl`.
+    /// of the same retention `ttl` and compressed against their reference.
     pub(super) fn pack(record: &Value, ttl: Duration) -> Result<Self, StoreError> {
-        compress(record).map(|bytes| Packed(shelve(&bytes, ttl)))
+        let text = text_of(record)?;
+        SHELVES_HERE.with(|cell| {
+            let mut shelves = cell.borrow_mut();
+            let Some(shelf) = shelf_for(&mut shelves, ttl) else {
+                let bytes = compress_text(&text)?;
+                return Ok(Packed {
+                    bytes: Bytes::from(bytes),
+                    against: Against::Vocabulary(None),
+                });
+            };
+            let (bytes, against) = match &shelf.reference {
+                Some(reference) if shelf.uses < REFERENCE_USES => {
+                    shelf.uses += 1;
+                    let bytes = compress_against(&text, reference)?;
+                    (bytes, Against::Reference(reference.clone()))
+                }
+                _ => {
+                    let bytes = compress_text(&text)?;
+                    let reference = (text.len() <= REFERENCE_UP_TO).then(|| Arc::new(text));
+                    shelf.reference = reference.clone();
+                    shelf.uses = 0;
+                    (bytes, Against::Vocabulary(reference))
+                }
+            };
+            Ok(Packed {
+                bytes: shelve(&mut shelf.block, &bytes),
+                against,
+            })
+        })
     }
 
     /// The record again.
     pub(super) fn unpack(&self) -> Result<Value, StoreError> {
+        let dictionary = match &self.against {
+            Against::Vocabulary(_) => VOCABULARY,
+            Against::Reference(reference) => &reference[..],
+        };
         let mut text = Vec::new();
-        zstd::stream::read::Decoder::with_dictionary(&self.0[..], VOCABULARY)
+        zstd::stream::read::Decoder::with_dictionary(&self.bytes[..], dictionary)
             .and_then(|mut decoder| std::io::Read::read_to_end(&mut decoder, &mut text))
             .map_err(|e| StoreError::Corrupt(format!("stored run record: {e}")))?;
         serde_json::from_slice(&text)
             .map_err(|e| StoreError::Corrupt(format!("stored run record: {e}")))
     }
 
-    /// Bytes held.
+    /// Bytes held: the compressed record, and the reference's text for the
+    /// record that brought it (the reference lives on with the records
+    /// compressed against it, a bounded number of them).
     pub(super) fn len(&self) -> usize {
-        self.0.len()
+        match &self.against {
+            Against::Vocabulary(Some(reference)) => self.bytes.len() + reference.len(),
+            _ => self.bytes.len(),
+        }
     }
 }
 
-/// `record` as compressed compact JSON text.
+/// `record` as compressed compact JSON text, against the vocabulary alone.
 pub(super) fn compress(record: &Value) -> Result<Vec<u8>, StoreError> {
-    let text = serde_json::to_vec(record)
-        .map_err(|e| StoreError::Corrupt(format!("run record not serializable: {e}")))?;
+    compress_text(&text_of(record)?)
+}
+
+fn text_of(record: &Value) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(record)
+        .map_err(|e| StoreError::Corrupt(format!("run record not serializable: {e}")))
+}
+
+fn compress_text(text: &[u8]) -> Result<Vec<u8>, StoreError> {
     COMPRESSOR
         .with(|cell| {
             let mut slot = cell.borrow_mut();
@@ -93,35 +183,69 @@ pub(super) fn compress(record: &Value) -> Result<Vec<u8>, StoreError> {
                 Some(c) => c,
                 None => slot.insert(zstd::bulk::Compressor::with_dictionary(LEVEL, VOCABULARY)?),
             };
-            compressor.compress(&text)
+            compressor.compress(text)
         })
-        .map_err(|e| StoreError::Corrupt(format!("run record not compressible: {e}")))
+        .map_err(not_compressible)
 }
 
-/// `bytes` copied onto this thread's shelf for `ttl`: the next free part of
-/// its block, or a new block when the rest is too small (the old one then
-/// lives on in its records until the last of them leaves).
-fn shelve(bytes: &[u8], ttl: Duration) -> Bytes {
+fn compress_against(text: &[u8], reference: &Reference) -> Result<Vec<u8>, StoreError> {
+    AGAINST_REFERENCE
+        .with(|cell| {
+            let mut slot = cell.borrow_mut();
+            match slot.as_mut() {
+                Some((compressor, loaded)) if Arc::ptr_eq(loaded, reference) => {
+                    compressor.compress(text)
+                }
+                Some((compressor, loaded)) => {
+                    compressor.set_dictionary(LEVEL, reference)?;
+                    *loaded = reference.clone();
+                    compressor.compress(text)
+                }
+                None => {
+                    let compressor = zstd::bulk::Compressor::with_dictionary(LEVEL, reference)?;
+                    let (compressor, _) = slot.insert((compressor, reference.clone()));
+                    compressor.compress(text)
+                }
+            }
+        })
+        .map_err(not_compressible)
+}
+
+fn not_compressible(e: std::io::Error) -> StoreError {
+    StoreError::Corrupt(format!("run record not compressible: {e}"))
+}
+
+/// This thread's shelf for `ttl`, made when there is room for another.
+fn shelf_for(shelves: &mut Vec<Shelf>, ttl: Duration) -> Option<&mut Shelf> {
+    let at = match shelves.iter().position(|s| s.ttl == ttl) {
+        Some(at) => at,
+        None if shelves.len() < SHELVES => {
+            shelves.push(Shelf {
+                ttl,
+                block: BytesMut::new(),
+                reference: None,
+                uses: 0,
+            });
+            shelves.len() - 1
+        }
+        None => return None,
+    };
+    shelves.get_mut(at)
+}
+
+/// `bytes` copied onto a shelf's `block`: its next free part, or a new
+/// block when the rest is too small (the old one then lives on in its
+/// records until the last of them leaves). A large record is allocated
+/// alone.
+fn shelve(block: &mut BytesMut, bytes: &[u8]) -> Bytes {
     if bytes.len() > SHELVED_UP_TO {
         return Bytes::copy_from_slice(bytes);
     }
-    SHELF.with(|cell| {
-        let mut shelves = cell.borrow_mut();
-        let at = match shelves.iter().position(|(t, _)| *t == ttl) {
-            Some(at) => at,
-            None if shelves.len() < SHELVES => {
-                shelves.push((ttl, BytesMut::new()));
-                shelves.len() - 1
-            }
-            None => return Bytes::copy_from_slice(bytes),
-        };
-        let block = &mut shelves[at].1;
-        if block.capacity() < bytes.len() {
-            *block = BytesMut::with_capacity(BLOCK);
-        }
-        block.extend_from_slice(bytes);
-        block.split().freeze()
-    })
+    if block.capacity() < bytes.len() {
+        *block = BytesMut::with_capacity(BLOCK);
+    }
+    block.extend_from_slice(bytes);
+    block.split().freeze()
 }
 
 /// `len` random letters and digits, which compress to about three
@@ -148,15 +272,44 @@ mod tests {
             .map(|i| json!({"step": format!("s{i}"), "kind": "call", "status": "ok", "output": {"n": i}}))
             .collect();
         let record = json!({"run_id": "r-1", "outcome": {"ok": true}, "trace": {"steps": steps}});
-        let packed = Packed::pack(&record, Duration::from_secs(60)).unwrap();
-        assert_eq!(packed.unpack().unwrap(), record);
         let text = serde_json::to_string(&record).unwrap();
+        let alone = compress(&record).unwrap();
         assert!(
-            packed.len() * 3 < text.len(),
+            alone.len() * 3 < text.len(),
             "{} of {}",
-            packed.len(),
+            alone.len(),
             text.len()
         );
+        // On a shelf of its own it is the reference, and holds its text too.
+        let packed = Packed::pack(&record, Duration::from_secs(61)).unwrap();
+        assert_eq!(packed.unpack().unwrap(), record);
+        assert_eq!(packed.len(), alone.len() + text.len());
+    }
+
+    #[test]
+    fn runs_alike_keep_only_what_differs_from_their_reference() {
+        let ttl = Duration::from_secs(62);
+        let run = |i: usize| {
+            let steps: Vec<Value> = (0..30)
+                .map(|s| json!({"id": format!("s{s}"), "calls": "crm.get", "output": {"n": s, "name": "Ada Lovelace"}}))
+                .collect();
+            json!({"run_id": format!("run_{:032x}", i * 7_919), "trace": {"steps": steps}})
+        };
+        let first = Packed::pack(&run(0), ttl).unwrap();
+        let alone = compress(&run(1)).unwrap().len();
+        let later: Vec<Packed> = (1..=REFERENCE_USES as usize + 1)
+            .map(|i| Packed::pack(&run(i), ttl).unwrap())
+            .collect();
+        // Against the reference, a run is a fraction of itself alone.
+        assert!(later[0].len() * 4 < alone, "{} vs {alone}", later[0].len());
+        // A reference serves a bounded number: the one after them is the
+        // next reference, holding its own text.
+        assert!(later[REFERENCE_USES as usize].len() > alone);
+        // Each comes back whole, also once the reference's first record left.
+        drop(first);
+        for (i, packed) in later.iter().enumerate() {
+            assert_eq!(packed.unpack().unwrap(), run(i + 1));
+        }
     }
 
     #[test]
@@ -180,7 +333,7 @@ mod tests {
             assert_eq!(p.unpack().unwrap(), records[*i]);
         }
         // Neighbours share a block; a large record has its own allocation.
-        let (a, b) = (&kept[10].1.0, &kept[11].1.0);
+        let (a, b) = (&kept[10].1.bytes, &kept[11].1.bytes);
         let gap = (b.as_ptr() as usize).abs_diff(a.as_ptr() as usize);
         assert!(gap < BLOCK, "neighbours {gap} bytes apart");
         let large = Packed::pack(&Value::String(incompressible(SHELVED_UP_TO * 2)), ttl).unwrap();
@@ -201,7 +354,10 @@ mod tests {
 
     #[test]
     fn damaged_bytes_are_a_corrupt_record_not_a_panic() {
-        let packed = Packed(Bytes::from_static(&[1, 2, 3]));
+        let packed = Packed {
+            bytes: Bytes::from_static(&[1, 2, 3]),
+            against: Against::Vocabulary(None),
+        };
         assert!(matches!(packed.unpack(), Err(StoreError::Corrupt(_))));
     }
 }

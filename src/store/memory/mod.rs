@@ -205,8 +205,8 @@ impl Store for MemoryStore {
         // Kept compressed, not as a parsed value: a trace's text is several
         // times smaller than its tree of maps and strings, and its
         // compressed text several times smaller again.
-        let packed = Packed::pack(record, ttl)?;
-        let weight = key_bytes(scope, run_id) + packed.len() as u64;
+        let (packed, held) = Packed::pack(record, ttl)?;
+        let weight = key_bytes(scope, run_id) + held as u64;
         self.purged().put(
             &self.limits,
             Admission::Always,

@@ -67,21 +67,11 @@ const REFERENCE_USES: u32 = 256;
 
 /// One compressed run record: its bytes, in a block shared with the
 /// records written just before and after it on the same shelf, and the
-/// reference they were compressed against, if any.
+/// reference they were compressed against (none: the vocabulary).
 #[derive(Debug, Clone)]
 pub(super) struct Packed {
     bytes: Bytes,
-    against: Against,
-}
-
-/// What a record's bytes were compressed against.
-#[derive(Debug, Clone)]
-enum Against {
-    /// The built-in vocabulary; the record's text became its shelf's next
-    /// reference when it holds that text.
-    Vocabulary(Option<Reference>),
-    /// An earlier record's text.
-    Reference(Reference),
+    reference: Option<Reference>,
 }
 
 /// The text of a record other records are compressed against.
@@ -107,61 +97,56 @@ thread_local! {
 
 impl Packed {
     /// `record` as compressed compact JSON text, shelved with the records
-    /// of the same retention `ttl` and compressed against their reference.
-    pub(super) fn pack(record: &Value, ttl: Duration) -> Result<Self, StoreError> {
+    /// of the same retention `ttl` and compressed against their reference;
+    /// with the bytes it brings to be held: its own, and the text of the
+    /// reference it starts (which lives on with the records compressed
+    /// against it, a bounded number of them).
+    pub(super) fn pack(record: &Value, ttl: Duration) -> Result<(Self, usize), StoreError> {
         let text = text_of(record)?;
         SHELVES_HERE.with(|cell| {
             let mut shelves = cell.borrow_mut();
             let Some(shelf) = shelf_for(&mut shelves, ttl) else {
                 let bytes = compress_text(&text)?;
-                return Ok(Packed {
+                let held = bytes.len();
+                let packed = Packed {
                     bytes: Bytes::from(bytes),
-                    against: Against::Vocabulary(None),
-                });
+                    reference: None,
+                };
+                return Ok((packed, held));
             };
-            let (bytes, against) = match &shelf.reference {
+            let (bytes, reference, started) = match &shelf.reference {
                 Some(reference) if shelf.uses < REFERENCE_USES => {
                     shelf.uses += 1;
                     let bytes = compress_against(&text, reference)?;
-                    (bytes, Against::Reference(reference.clone()))
+                    (bytes, Some(reference.clone()), 0)
                 }
                 _ => {
                     let bytes = compress_text(&text)?;
                     let reference = (text.len() <= REFERENCE_UP_TO).then(|| Arc::new(text));
-                    shelf.reference = reference.clone();
+                    let started = reference.as_ref().map_or(0, |r| r.len());
+                    shelf.reference = reference;
                     shelf.uses = 0;
-                    (bytes, Against::Vocabulary(reference))
+                    (bytes, None, started)
                 }
             };
-            Ok(Packed {
+            let held = bytes.len() + started;
+            let packed = Packed {
                 bytes: shelve(&mut shelf.block, &bytes),
-                against,
-            })
+                reference,
+            };
+            Ok((packed, held))
         })
     }
 
     /// The record again.
     pub(super) fn unpack(&self) -> Result<Value, StoreError> {
-        let dictionary = match &self.against {
-            Against::Vocabulary(_) => VOCABULARY,
-            Against::Reference(reference) => &reference[..],
-        };
+        let dictionary = self.reference.as_ref().map_or(VOCABULARY, |r| &r[..]);
         let mut text = Vec::new();
         zstd::stream::read::Decoder::with_dictionary(&self.bytes[..], dictionary)
             .and_then(|mut decoder| std::io::Read::read_to_end(&mut decoder, &mut text))
             .map_err(|e| StoreError::Corrupt(format!("stored run record: {e}")))?;
         serde_json::from_slice(&text)
             .map_err(|e| StoreError::Corrupt(format!("stored run record: {e}")))
-    }
-
-    /// Bytes held: the compressed record, and the reference's text for the
-    /// record that brought it (the reference lives on with the records
-    /// compressed against it, a bounded number of them).
-    pub(super) fn len(&self) -> usize {
-        match &self.against {
-            Against::Vocabulary(Some(reference)) => self.bytes.len() + reference.len(),
-            _ => self.bytes.len(),
-        }
     }
 }
 
@@ -281,9 +266,10 @@ mod tests {
             text.len()
         );
         // On a shelf of its own it is the reference, and holds its text too.
-        let packed = Packed::pack(&record, Duration::from_secs(61)).unwrap();
+        let (packed, held) = Packed::pack(&record, Duration::from_secs(61)).unwrap();
         assert_eq!(packed.unpack().unwrap(), record);
-        assert_eq!(packed.len(), alone.len() + text.len());
+        assert_eq!(packed.bytes.len(), alone.len());
+        assert_eq!(held, alone.len() + text.len());
     }
 
     #[test]
@@ -295,16 +281,16 @@ mod tests {
                 .collect();
             json!({"run_id": format!("run_{:032x}", i * 7_919), "trace": {"steps": steps}})
         };
-        let first = Packed::pack(&run(0), ttl).unwrap();
+        let (first, _) = Packed::pack(&run(0), ttl).unwrap();
         let alone = compress(&run(1)).unwrap().len();
-        let later: Vec<Packed> = (1..=REFERENCE_USES as usize + 1)
+        let (later, held): (Vec<Packed>, Vec<usize>) = (1..=REFERENCE_USES as usize + 1)
             .map(|i| Packed::pack(&run(i), ttl).unwrap())
-            .collect();
+            .unzip();
         // Against the reference, a run is a fraction of itself alone.
-        assert!(later[0].len() * 4 < alone, "{} vs {alone}", later[0].len());
+        assert!(held[0] * 4 < alone, "{} vs {alone}", held[0]);
         // A reference serves a bounded number: the one after them is the
         // next reference, holding its own text.
-        assert!(later[REFERENCE_USES as usize].len() > alone);
+        assert!(held[REFERENCE_USES as usize] > alone);
         // Each comes back whole, also once the reference's first record left.
         drop(first);
         for (i, packed) in later.iter().enumerate() {
@@ -320,7 +306,7 @@ mod tests {
             .collect();
         let mut packed: Vec<Packed> = records
             .iter()
-            .map(|r| Packed::pack(r, ttl).unwrap())
+            .map(|r| Packed::pack(r, ttl).unwrap().0)
             .collect();
         // The blocks outlive any one record: drop every other one, then
         // read the rest (their blocks now hold records that left).
@@ -336,8 +322,9 @@ mod tests {
         let (a, b) = (&kept[10].1.bytes, &kept[11].1.bytes);
         let gap = (b.as_ptr() as usize).abs_diff(a.as_ptr() as usize);
         assert!(gap < BLOCK, "neighbours {gap} bytes apart");
-        let large = Packed::pack(&Value::String(incompressible(SHELVED_UP_TO * 2)), ttl).unwrap();
-        assert!(large.len() > SHELVED_UP_TO);
+        let (large, _) =
+            Packed::pack(&Value::String(incompressible(SHELVED_UP_TO * 2)), ttl).unwrap();
+        assert!(large.bytes.len() > SHELVED_UP_TO);
         assert_eq!(
             large.unpack().unwrap().as_str().map(str::len),
             Some(SHELVED_UP_TO * 2)
@@ -347,16 +334,16 @@ mod tests {
     #[test]
     fn noise_stays_its_size() {
         let text = incompressible(4096);
-        let packed = Packed::pack(&Value::String(text), Duration::from_secs(60)).unwrap();
+        let (packed, _) = Packed::pack(&Value::String(text), Duration::from_secs(60)).unwrap();
         // About 6 bits of each 8 carry information.
-        assert!(packed.len() > 2 * 4096 / 3, "{}", packed.len());
+        assert!(packed.bytes.len() > 2 * 4096 / 3, "{}", packed.bytes.len());
     }
 
     #[test]
     fn damaged_bytes_are_a_corrupt_record_not_a_panic() {
         let packed = Packed {
             bytes: Bytes::from_static(&[1, 2, 3]),
-            against: Against::Vocabulary(None),
+            reference: None,
         };
         assert!(matches!(packed.unpack(), Err(StoreError::Corrupt(_))));
     }

@@ -59,7 +59,40 @@ fn main() -> ExitCode {
     // `serve` sets logging up once its configuration is read (the instance
     // name and trace export come from it).
     let _logs = (!matches!(args.command, Command::Serve { .. })).then(cli::init_logging);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // Serving reads its configuration first: the runtime's size comes from it.
+    match args.command {
+        Command::Serve { config } => match Config::load(&config) {
+            Ok(config) => run(Some(config.runtime_threads()), cli::run_server(config)),
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Demo { config, engine_bin } => match cli::demo::prepare(config) {
+            Ok(demo) => run(Some(demo.config.runtime_threads()), demo.run(engine_bin)),
+            Err(code) => code,
+        },
+        Command::CheckConfig { config, probe } => run(None, async move {
+            cli::check_config::run(&config, &probe).await
+        }),
+        Command::Classify(a) => run(None, async move { cli::classify::run(a) }),
+        Command::ConfigSchema => {
+            print!(
+                "{}",
+                pilotage_gateway::config::schema::gateway_schema_text()
+            );
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// Runs `work` on a runtime of `threads` workers (one per CPU when `None`).
+fn run(threads: Option<usize>, work: impl Future<Output = ExitCode>) -> ExitCode {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = threads {
+        builder.worker_threads(threads);
+    }
+    let runtime = match builder
         .enable_all()
         .on_thread_park(allocator::collect_when_due)
         .build()
@@ -71,29 +104,5 @@ fn main() -> ExitCode {
         }
     };
     allocator::start_collecting(runtime.handle());
-    runtime.block_on(async move {
-        match args.command {
-            Command::Serve { config } => serve(&config).await,
-            Command::Demo { config, engine_bin } => cli::demo::run(config, engine_bin).await,
-            Command::CheckConfig { config, probe } => cli::check_config::run(&config, &probe).await,
-            Command::Classify(a) => cli::classify::run(a),
-            Command::ConfigSchema => {
-                print!(
-                    "{}",
-                    pilotage_gateway::config::schema::gateway_schema_text()
-                );
-                ExitCode::SUCCESS
-            }
-        }
-    })
-}
-
-async fn serve(path: &std::path::Path) -> ExitCode {
-    match Config::load(path) {
-        Ok(config) => cli::run_server(config).await,
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::FAILURE
-        }
-    }
+    runtime.block_on(work)
 }

@@ -243,7 +243,9 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
 pub async fn serve(app: App) -> std::io::Result<()> {
     let listen = app.gateway.config.server.listen.clone();
     let listener = tokio::net::TcpListener::bind(&listen).await?;
-    tracing::info!(address = %listener.local_addr()?, "pilotage-gateway listening");
+    // The runtime's size, chosen from `[server] threads` (`config::threads`).
+    let threads = tokio::runtime::Handle::current().metrics().num_workers();
+    tracing::info!(address = %listener.local_addr()?, threads, "pilotage-gateway listening");
     // `app` lives until the drain ends: its reload watcher with it.
     drain::serve_until_drained(listener, app.router.clone(), &app.drain, &app.gateway).await
 }

@@ -9,33 +9,58 @@ use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-pub async fn run(explicit: Option<PathBuf>, engine_bin: Option<PathBuf>) -> ExitCode {
-    let scratch = std::env::temp_dir().join(format!("pilotage-demo-{}", std::process::id()));
-    let chosen = match demo_files::choose(explicit, &scratch) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!(
-                "cannot write the built-in demo files to {}: {e}",
-                scratch.display()
-            );
-            return ExitCode::FAILURE;
-        }
-    };
-    let code = run_with(&chosen, engine_bin).await;
-    if matches!(chosen, DemoConfig::Bundled(_)) {
-        let _ = std::fs::remove_dir_all(&scratch);
-    }
-    code
+/// The demo's files and configuration, read before the runtime starts
+/// (its thread count comes from the configuration).
+pub struct Demo {
+    chosen: DemoConfig,
+    scratch: PathBuf,
+    pub config: Config,
 }
 
-async fn run_with(chosen: &DemoConfig, engine_bin: Option<PathBuf>) -> ExitCode {
-    let mut config = match Config::load(chosen.path()) {
-        Ok(c) => c,
+/// Writes the built-in files (unless `explicit` names a configuration) and
+/// reads the configuration.
+pub fn prepare(explicit: Option<PathBuf>) -> Result<Demo, ExitCode> {
+    let scratch = std::env::temp_dir().join(format!("pilotage-demo-{}", std::process::id()));
+    let chosen = demo_files::choose(explicit, &scratch).map_err(|e| {
+        eprintln!(
+            "cannot write the built-in demo files to {}: {e}",
+            scratch.display()
+        );
+        ExitCode::FAILURE
+    })?;
+    match Config::load(chosen.path()) {
+        Ok(config) => Ok(Demo {
+            chosen,
+            scratch,
+            config,
+        }),
         Err(e) => {
             eprintln!("{e}");
-            return ExitCode::FAILURE;
+            if matches!(chosen, DemoConfig::Bundled(_)) {
+                let _ = std::fs::remove_dir_all(&scratch);
+            }
+            Err(ExitCode::FAILURE)
         }
-    };
+    }
+}
+
+impl Demo {
+    /// Starts the engine and serves the gateway until stopped; then removes
+    /// the built-in files it wrote.
+    pub async fn run(self, engine_bin: Option<PathBuf>) -> ExitCode {
+        let code = run_with(&self.chosen, self.config, engine_bin).await;
+        if matches!(self.chosen, DemoConfig::Bundled(_)) {
+            let _ = std::fs::remove_dir_all(&self.scratch);
+        }
+        code
+    }
+}
+
+async fn run_with(
+    chosen: &DemoConfig,
+    mut config: Config,
+    engine_bin: Option<PathBuf>,
+) -> ExitCode {
     match chosen {
         DemoConfig::Disk(p) => eprintln!("demo: configuration {}", p.display()),
         DemoConfig::Bundled(_) => eprintln!(

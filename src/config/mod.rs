@@ -25,6 +25,7 @@ pub mod server;
 pub mod store;
 mod store_check;
 pub mod tasks;
+mod threads;
 
 pub use auth::{AnonymousScope, ApiKeyConfig, AuthConfig};
 pub use engine::{DEFAULT_ENGINE, EngineConfig};

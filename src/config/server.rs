@@ -33,6 +33,10 @@ pub struct ServerConfig {
     /// Then: how long requests still in flight (runs) may take before the
     /// process exits anyway.
     pub drain_timeout_ms: u64,
+    /// Worker threads of the gateway's runtime. 0: the
+    /// CPUs the process may use (its CPU quota included), halved when an
+    /// engine is on this machine (`config::threads`).
+    pub threads: usize,
 }
 
 impl Default for ServerConfig {
@@ -47,6 +51,7 @@ impl Default for ServerConfig {
             search_path: Vec::new(),
             drain_ms: 5_000,
             drain_timeout_ms: 32_000,
+            threads: 0,
         }
     }
 }
@@ -127,6 +132,17 @@ impl ServerConfig {
                 "server.drain_ms".into(),
                 "drain_ms and drain_timeout_ms are at most 600000 (10 minutes)".into(),
                 "shorten the drain; orchestrators kill a container long before that".into(),
+            ));
+        }
+        if self.threads > super::threads::MOST {
+            out.push((
+                "server.threads".into(),
+                format!(
+                    "{} threads is more than {}",
+                    self.threads,
+                    super::threads::MOST
+                ),
+                "use 0 (chosen from the CPUs) or at most one per CPU".into(),
             ));
         }
         out

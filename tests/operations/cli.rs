@@ -243,18 +243,35 @@ fn a_zero_page_limit_is_refused_at_start_naming_file_key_and_fix() {
 
 #[test]
 fn serve_warns_at_start_when_the_engine_does_not_answer() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
     let closed = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
+    let (warning, running) = serve_until_logged(
+        "deploy/gateway.local.toml",
+        &format!("http://127.0.0.1:{closed}"),
+        "the engine does not answer",
+    );
+    assert!(
+        warning.contains(&format!("127.0.0.1:{closed}")),
+        "{warning}"
+    );
+    assert!(warning.contains("connection refused"), "{warning}");
+    // Still serving: the warning did not stop the start.
+    assert!(running, "serve stopped after: {warning}");
+}
+
+/// The first line `serve` logs with `needle` (within 20 s), and whether the
+/// process was still running then; it is stopped after.
+fn serve_until_logged(config: &str, engine_url: &str, needle: &str) -> (String, bool) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
     let mut child = Command::new(env!("CARGO_BIN_EXE_pilotage-gateway"))
-        .args(["serve", "--config", "deploy/gateway.local.toml"])
+        .args(["serve", "--config", config])
         .current_dir(repo_path(""))
-        .env("PILOTAGE_ENGINE_URL", format!("http://127.0.0.1:{closed}"))
+        .env("PILOTAGE_ENGINE_URL", engine_url)
         .env("PILOTAGE_LISTEN", "127.0.0.1:0")
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", "info")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -273,23 +290,50 @@ fn serve_warns_at_start_when_the_engine_does_not_answer() {
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     let mut seen = Vec::new();
-    let warning = loop {
+    let found = loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         match rx.recv_timeout(left) {
-            Ok(line) if line.contains("the engine does not answer") => break Some(line),
+            Ok(line) if line.contains(needle) => break Some(line),
             Ok(line) => seen.push(line),
             Err(_) => break None,
         }
     };
-    // Still serving: the warning did not stop the start.
     let running = child.try_wait().unwrap().is_none();
     let _ = child.kill();
     let _ = child.wait();
-    let warning = warning.unwrap_or_else(|| panic!("no warning in {seen:#?}"));
-    assert!(
-        warning.contains(&format!("127.0.0.1:{closed}")),
-        "{warning}"
-    );
-    assert!(warning.contains("connection refused"), "{warning}");
-    assert!(running, "serve stopped: {seen:#?}");
+    let found = found.unwrap_or_else(|| panic!("no line with {needle} in {seen:#?}"));
+    (found, running)
+}
+
+fn logged_threads(line: &str) -> usize {
+    let value: serde_json::Value = serde_json::from_str(line).expect("a JSON log line");
+    value["threads"].as_u64().expect("threads in the line") as usize
+}
+
+#[test]
+fn serve_leaves_half_the_cpus_to_an_engine_on_this_machine() {
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    let listening = "pilotage-gateway listening";
+    let config = "deploy/gateway.local.toml";
+    let (beside, _) = serve_until_logged(config, "http://127.0.0.1:9", listening);
+    assert_eq!(logged_threads(&beside), (cpus / 2).max(1), "{beside}");
+    let (elsewhere, _) = serve_until_logged(config, "http://engine.invalid:9", listening);
+    assert_eq!(logged_threads(&elsewhere), cpus, "{elsewhere}");
+    let set = EditedConfig::new("threads", |t| {
+        t.replacen("[server]\n", "[server]\nthreads = 3\n", 1)
+    });
+    let (chosen, _) = serve_until_logged(set.path(), "http://127.0.0.1:9", listening);
+    assert_eq!(logged_threads(&chosen), 3, "{chosen}");
+}
+
+#[test]
+fn too_many_threads_are_refused_naming_the_key() {
+    let config = EditedConfig::new("many-threads", |t| {
+        t.replacen("[server]\n", "[server]\nthreads = 100000\n", 1)
+    });
+    let (ok, out) = gateway(&["check-config", "--config", config.path()]);
+    assert!(!ok, "{out}");
+    for needle in ["server.threads", "100000 threads", "fix:"] {
+        assert!(out.contains(needle), "{needle} missing from: {out}");
+    }
 }

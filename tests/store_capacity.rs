@@ -1,6 +1,7 @@
 //! Stored runs left running for days, through the HTTP endpoint: one key
 //! storing thousands of runs on the embedded store is never refused (its
-//! own oldest plain runs make room), what a stored run costs in bytes, and a
+//! own oldest plain runs make room), what a stored run costs in bytes (alone
+//! and after a run like it), and a
 //! Redis at its `maxmemory` refusing every stored execute before the engine
 //! sees it, then recovering by itself.
 
@@ -8,6 +9,7 @@ mod common;
 
 use common::redis_server::RedisServer;
 use common::{ACME_OPS, Mcp, TestEnv, valid_program};
+use pilotage_gateway::store::memory::MemoryStore;
 use serde_json::{Value, json};
 
 const CONFIG: &str = "tests/fixtures/features.toml";
@@ -52,8 +54,7 @@ fn stored_run(program: Value, input: Value) -> Value {
 /// as compact text (what it kept next), and compressed, as it keeps it now.
 fn record_bytes(record: &Value) -> (u64, u64, u64) {
     let text = serde_json::to_string(record).expect("record serializes");
-    let packed = pilotage_gateway::store::memory::MemoryStore::run_record_bytes(record)
-        .expect("record packs");
+    let packed = MemoryStore::run_record_bytes(record).expect("record packs");
     (
         pilotage_gateway::weigh::json(record),
         pilotage_gateway::weigh::text(&text),
@@ -73,28 +74,39 @@ async fn stored_runs_are_measured_and_keep_their_full_trace() {
             json!({"query": ""}),
         ),
     ] {
-        let ran = client
-            .call("run_workflow", stored_run(program, input))
-            .await;
-        assert!(!ran.is_error, "{}", ran.structured);
-        let fetched = client
-            .call(
-                "trace_workflow",
-                json!({"run_id": ran.structured["run_id"]}),
-            )
-            .await;
-        assert!(!fetched.is_error, "{}", fetched.structured);
-        // The stored trace is the full one the execute answered, unchanged.
-        assert_eq!(fetched.structured, ran.structured, "{name}");
-        assert_eq!(fetched.structured["trace"]["level"], "full");
-        let (tree, text, packed) = record_bytes(&fetched.structured);
+        let mut fetched = Vec::new();
+        for _ in 0..2 {
+            let ran = client
+                .call("run_workflow", stored_run(program.clone(), input.clone()))
+                .await;
+            assert!(!ran.is_error, "{}", ran.structured);
+            let trace = client
+                .call(
+                    "trace_workflow",
+                    json!({"run_id": ran.structured["run_id"]}),
+                )
+                .await;
+            assert!(!trace.is_error, "{}", trace.structured);
+            // The stored trace is the full one the execute answered, unchanged.
+            assert_eq!(trace.structured, ran.structured, "{name}");
+            assert_eq!(trace.structured["trace"]["level"], "full");
+            fetched.push(trace.structured);
+        }
+        let (tree, text, packed) = record_bytes(&fetched[1]);
+        let after =
+            MemoryStore::run_record_bytes_after(&fetched[0], &fetched[1]).expect("record packs");
         println!(
-            "bytes per stored run, {name}: {tree} as a parsed value, {text} as compact text, {packed} kept (compressed)"
+            "bytes per stored run, {name}: {tree} as a parsed value, {text} as compact text, {packed} kept alone (compressed), {after} kept after a run like it"
         );
         assert!(text * 2 < tree, "{name}: {text} is not well below {tree}");
         assert!(
             packed * 2 < text,
             "{name}: {packed} is not well below {text}"
+        );
+        // Two runs of one program differ in their ids and timings only.
+        assert!(
+            after * 2 < packed,
+            "{name}: {after} after a run like it is not well below {packed} alone"
         );
     }
 }

@@ -109,6 +109,13 @@ impl MemoryStore {
         packed::compress(record).map(|bytes| bytes.len() as u64)
     }
 
+    /// The bytes this store keeps for `record` when `reference` is the run
+    /// its shelf compresses against, as for a run kept just after one like
+    /// it (measurements).
+    pub fn run_record_bytes_after(reference: &Value, record: &Value) -> Result<u64, StoreError> {
+        packed::compress_after(reference, record).map(|bytes| bytes.len() as u64)
+    }
+
     /// Runs that left before their expiry to make room for their own
     /// principal's newer ones, since start.
     pub fn runs_made_room(&self) -> u64 {

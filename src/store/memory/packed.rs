@@ -155,6 +155,11 @@ pub(super) fn compress(record: &Value) -> Result<Vec<u8>, StoreError> {
     compress_text(&text_of(record)?)
 }
 
+/// `record` as compressed compact JSON text, against `reference`'s text.
+pub(super) fn compress_after(reference: &Value, record: &Value) -> Result<Vec<u8>, StoreError> {
+    compress_against(&text_of(record)?, &Arc::new(text_of(reference)?))
+}
+
 fn text_of(record: &Value) -> Result<Vec<u8>, StoreError> {
     serde_json::to_vec(record)
         .map_err(|e| StoreError::Corrupt(format!("run record not serializable: {e}")))

@@ -33,9 +33,9 @@ pub struct ServerConfig {
     /// Then: how long requests still in flight (runs) may take before the
     /// process exits anyway.
     pub drain_timeout_ms: u64,
-    /// Worker threads of the gateway's runtime. 0: the
-    /// CPUs the process may use (its CPU quota included), halved when an
-    /// engine is on this machine (`config::threads`).
+    /// Worker threads of the gateway's runtime. 0: the CPUs the process may
+    /// use (its CPU quota included), halved when an engine is on this
+    /// machine (`config::threads`).
     pub threads: usize,
 }
 

@@ -4,7 +4,7 @@
 //! this machine (a loopback URL: the demo, a sidecar), the gateway and the
 //! engine share those CPUs, and a runtime with a thread on each one keeps
 //! waking threads that then wait for a CPU the engine holds: on two CPUs,
-//! one thread answered a cached verdict for about a quarter less CPU and
+//! one thread answered a cached verdict for about a third less CPU and
 //! 1.3 times as many calls per second (docs/performance.md, "Fifteenth
 //! pass"). So the default then takes half of them.
 

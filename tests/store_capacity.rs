@@ -1,9 +1,8 @@
 //! Stored runs left running for days, through the HTTP endpoint: one key
 //! storing thousands of runs on the embedded store is never refused (its
 //! own oldest plain runs make room), what a stored run costs in bytes (alone
-//! and after a run like it), and a
-//! Redis at its `maxmemory` refusing every stored execute before the engine
-//! sees it, then recovering by itself.
+//! and after a run like it), and a Redis at its `maxmemory` refusing every
+//! stored execute before the engine sees it, then recovering by itself.
 
 mod common;
 

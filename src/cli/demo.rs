@@ -12,9 +12,23 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 /// The demo's files and configuration, read before the runtime starts
 /// (its thread count comes from the configuration).
 pub struct Demo {
+    files: Files,
+    pub config: Config,
+}
+
+/// The configuration the demo runs; the built-in files it wrote are removed
+/// when it is dropped, whether the demo ran or never started.
+struct Files {
     chosen: DemoConfig,
     scratch: PathBuf,
-    pub config: Config,
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        if matches!(self.chosen, DemoConfig::Bundled(_)) {
+            let _ = std::fs::remove_dir_all(&self.scratch);
+        }
+    }
 }
 
 /// Writes the built-in files (unless `explicit` names a configuration) and
@@ -28,17 +42,11 @@ pub fn prepare(explicit: Option<PathBuf>) -> Result<Demo, ExitCode> {
         );
         ExitCode::FAILURE
     })?;
-    match Config::load(chosen.path()) {
-        Ok(config) => Ok(Demo {
-            chosen,
-            scratch,
-            config,
-        }),
+    let files = Files { chosen, scratch };
+    match Config::load(files.chosen.path()) {
+        Ok(config) => Ok(Demo { files, config }),
         Err(e) => {
             eprintln!("{e}");
-            if matches!(chosen, DemoConfig::Bundled(_)) {
-                let _ = std::fs::remove_dir_all(&scratch);
-            }
             Err(ExitCode::FAILURE)
         }
     }
@@ -48,11 +56,7 @@ impl Demo {
     /// Starts the engine and serves the gateway until stopped; then removes
     /// the built-in files it wrote.
     pub async fn run(self, engine_bin: Option<PathBuf>) -> ExitCode {
-        let code = run_with(&self.chosen, self.config, engine_bin).await;
-        if matches!(self.chosen, DemoConfig::Bundled(_)) {
-            let _ = std::fs::remove_dir_all(&self.scratch);
-        }
-        code
+        run_with(&self.files.chosen, self.config, engine_bin).await
     }
 }
 

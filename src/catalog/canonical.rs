@@ -21,15 +21,9 @@ pub(super) const PARALLEL_FROM: usize = 2_000;
 pub fn canonical_json(value: &Value) -> String {
     let mut out = Vec::with_capacity(256);
     // Writing into a Vec cannot fail.
-    let _ = write_canonical_to(value, &mut out);
+    let _ = serde_json::to_writer(&mut out, &Canonical(value));
     // serde_json writes valid UTF-8.
     String::from_utf8(out).unwrap_or_default()
-}
-
-/// Writes the canonical JSON of `value` to `out` (a hasher, say) without
-/// building the whole text first.
-pub fn write_canonical_to(value: &Value, out: &mut impl std::io::Write) -> std::io::Result<()> {
-    serde_json::to_writer(out, &Canonical(value)).map_err(std::io::Error::other)
 }
 
 /// `f` over `items`, in order: on two threads from [`PARALLEL_FROM`] items

@@ -28,7 +28,7 @@ pub mod shared;
 mod view;
 
 use canonical::VersionHasher;
-pub use canonical::{canonical_json, write_canonical_to};
+pub use canonical::canonical_json;
 pub use entry::Entry;
 pub use entry::version_of;
 pub use fresh::Currency;

@@ -37,6 +37,8 @@ mod run;
 #[derive(Debug, Default, Clone)]
 pub struct ExecuteRequest {
     pub program: Option<Value>,
+    /// The text `program` arrived in, when the front kept it.
+    pub program_text: Option<Box<serde_json::value::RawValue>>,
     pub program_ref: Option<String>,
     pub input: Option<Value>,
     pub context: Option<Value>,

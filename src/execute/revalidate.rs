@@ -45,7 +45,7 @@ async fn inline(ex: &Exec<'_>, view: &CatalogView) -> Result<Runnable, Halt> {
         ex.lang,
         ex.principal,
         view,
-        &program,
+        (&program, ex.req.program_text.as_deref()),
         ex.req.context.as_ref(),
     )
     .await?;

@@ -12,6 +12,10 @@
 //! method, the tool name, the protocol headers) still reaches it unchanged;
 //! it never looked inside an object of arguments, which the tools' own
 //! argument schemas check.
+//!
+//! The text the arguments were read from stays with them ([`Received`]): a
+//! verdict is keyed by its program's text as it arrived, so a program is
+//! not written out again to be hashed.
 
 use axum::body::Bytes;
 use serde::Deserialize;
@@ -24,16 +28,34 @@ use std::sync::{Arc, Mutex};
 /// The arguments the front lifted out of a request it hands to rmcp, for
 /// the handler to take (once) from the request's extensions.
 #[derive(Clone, Default)]
-pub struct LiftedArguments(Arc<Mutex<Option<Map<String, Value>>>>);
+pub struct LiftedArguments(Arc<Mutex<Option<ArgumentsAndText>>>);
+
+/// A call's lifted arguments and the text they were read from.
+pub type ArgumentsAndText = (Map<String, Value>, Received);
 
 impl LiftedArguments {
-    pub fn new(arguments: Map<String, Value>) -> Self {
-        Self(Arc::new(Mutex::new(Some(arguments))))
+    pub fn new(arguments: Map<String, Value>, received: Received) -> Self {
+        Self(Arc::new(Mutex::new(Some((arguments, received)))))
     }
 
-    /// The arguments, the first time it is asked.
-    pub fn take(&self) -> Option<Map<String, Value>> {
+    /// The arguments and their text, the first time it is asked.
+    pub fn take(&self) -> Option<ArgumentsAndText> {
         self.0.lock().ok()?.take()
+    }
+}
+
+/// The text of a call's arguments object as it arrived: a slice of the
+/// request's body, not a copy. The lifted tree was read from exactly this
+/// text, so equal texts mean equal arguments.
+#[derive(Clone, Debug)]
+pub struct Received(Bytes);
+
+impl Received {
+    /// The text of member `name` as it arrived, when the object has exactly
+    /// one such member.
+    pub fn member(&self, name: &str) -> Option<&RawValue> {
+        let members: Members = serde_json::from_slice(&self.0).ok()?;
+        members.only(name)
     }
 }
 
@@ -42,6 +64,8 @@ impl LiftedArguments {
 pub struct Lifted {
     pub body: Bytes,
     pub arguments: Map<String, Value>,
+    /// The text `arguments` was read from.
+    pub received: Received,
     /// Set when the message is a plain call (see [`PlainCall`]).
     pub plain: Option<PlainCall>,
 }
@@ -89,6 +113,7 @@ pub fn lift(body: &Bytes) -> Option<Lifted> {
     Some(Lifted {
         body: Bytes::from(small),
         arguments,
+        received: Received(body.slice(start..end)),
         plain,
     })
 }
@@ -190,6 +215,22 @@ mod tests {
     }
 
     #[test]
+    fn a_members_text_is_kept_as_it_arrived() {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"p": {"b" : 1, "a":[ 2 ]},"q":"\u00e9","d":1,"d":2}}}"#;
+        let received = lift(&Bytes::from(body.to_string()))
+            .expect("lifted")
+            .received;
+        assert_eq!(
+            received.member("p").map(RawValue::get),
+            Some(r#"{"b" : 1, "a":[ 2 ]}"#)
+        );
+        assert_eq!(received.member("q").map(RawValue::get), Some(r#""\u00e9""#));
+        // A duplicated member has no one text; neither has a missing one.
+        assert!(received.member("d").is_none());
+        assert!(received.member("x").is_none());
+    }
+
+    #[test]
     fn member_names_with_escapes_are_read_as_their_text() {
         let body = r#"{"jsonrpc":"2.0","id":1,"\u006dethod":"tools/call","params":{"name":"t","arguments":{"x":1}}}"#;
         let l = lift(&Bytes::from(body.to_string())).expect("lifted");
@@ -203,13 +244,12 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"x":1}}}"#,
         ))
         .unwrap();
-        let lifted = LiftedArguments::new(l.arguments);
+        let lifted = LiftedArguments::new(l.arguments, l.received);
         let shared = lifted.clone();
-        assert_eq!(
-            shared.take(),
-            Some(json!({"x": 1}).as_object().unwrap().clone())
-        );
-        assert_eq!(lifted.take(), None);
+        let (arguments, received) = shared.take().expect("taken once");
+        assert_eq!(Value::Object(arguments), json!({"x": 1}));
+        assert_eq!(received.member("x").map(RawValue::get), Some("1"));
+        assert!(lifted.take().is_none());
     }
 
     fn plain(body: &str) -> Option<(rmcp::model::RequestId, String)> {

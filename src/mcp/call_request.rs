@@ -7,7 +7,7 @@
 //! reads them from the request's extensions, where the front put them
 //! before handing the request over.
 
-use super::arguments::LiftedArguments;
+use super::arguments::{LiftedArguments, Received};
 use super::retry_after::RetryAfter;
 use super::session::Session;
 use crate::auth::Principal;
@@ -27,6 +27,8 @@ pub struct CallRequest<'a> {
     pub session: Option<&'a Session>,
     /// The call's arguments when the front lifted them out of the message.
     pub arguments: Option<Map<String, Value>>,
+    /// The text the lifted arguments were read from.
+    pub received: Option<Received>,
     /// The connected peer (the client, or the last proxy).
     pub peer: Option<SocketAddr>,
     pub headers: &'a HeaderMap,
@@ -43,12 +45,15 @@ impl<'a> CallRequest<'a> {
     /// (the front attaches one to every request it hands over).
     pub fn from_parts(parts: &'a Parts) -> Option<Self> {
         let extensions = &parts.extensions;
+        let (arguments, received) = extensions
+            .get::<LiftedArguments>()
+            .and_then(LiftedArguments::take)
+            .unzip();
         Some(Self {
             principal: extensions.get::<Principal>()?,
             session: extensions.get::<Session>(),
-            arguments: extensions
-                .get::<LiftedArguments>()
-                .and_then(LiftedArguments::take),
+            arguments,
+            received,
             peer: peer(parts),
             headers: &parts.headers,
             retry_after: extensions.get::<RetryAfter>(),

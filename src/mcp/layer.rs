@@ -116,7 +116,7 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
         // unless it is a plain call, which needs nothing more read.
         if let Some(lifted) = arguments::lift(&bytes) {
             bytes = lifted.body;
-            lifted_arguments = Some(lifted.arguments);
+            lifted_arguments = Some((lifted.arguments, lifted.received));
             direct = lifted
                 .plain
                 .and_then(|call| direct::plain_call(call, &parts.headers));
@@ -227,7 +227,13 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
         };
     }
     if let Some(message) = task_message {
-        return tasks::legacy::answer(&front.server, &principal, message, lifted_arguments).await;
+        return tasks::legacy::answer(
+            &front.server,
+            &principal,
+            message,
+            lifted_arguments.map(|(arguments, _)| arguments),
+        )
+        .await;
     }
     let issued = new_session
         .as_ref()
@@ -235,10 +241,12 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
     let retry_after = RetryAfter::default();
     let response = match direct {
         Some(call) => {
+            let (arguments, received) = lifted_arguments.unzip();
             let request = CallRequest {
                 principal: &principal,
                 session: session.as_ref(),
-                arguments: lifted_arguments,
+                arguments,
+                received,
                 peer: call_request::peer(&parts),
                 headers: &parts.headers,
                 retry_after: Some(&retry_after),
@@ -255,8 +263,10 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
             if let Some(s) = session {
                 parts.extensions.insert(s);
             }
-            if let Some(arguments) = lifted_arguments {
-                parts.extensions.insert(LiftedArguments::new(arguments));
+            if let Some((arguments, received)) = lifted_arguments {
+                parts
+                    .extensions
+                    .insert(LiftedArguments::new(arguments, received));
             }
             parts.extensions.insert(retry_after.clone());
             // rmcp serves the call on a task of its own, outside the

@@ -202,21 +202,13 @@ impl PilotageServer {
     pub async fn dispatch(
         &self,
         name: &str,
-        arguments: serde_json::Map<String, Value>,
+        args: Args,
         principal: &Principal,
         terms: RunTerms,
     ) -> Result<Answer, McpError> {
         let inner = &self.inner;
         let surface = self.surface(Some(principal));
-        let args_value = Value::Object(arguments);
-        let spec = self.offered(principal, name, &args_value)?;
-        let Value::Object(map) = args_value else {
-            return Err(McpError::invalid_params(
-                "arguments must be an object",
-                None,
-            ));
-        };
-        let args = Args(map);
+        let spec = self.offered(principal, name, args.as_value())?;
         let gw = &inner.gw;
         let language = |l: &str| gw.language(l).cloned();
         // The tools that wait are boxed, each in its own arm: their state
@@ -235,7 +227,7 @@ impl PilotageServer {
             },
             ToolRole::Execute(l) => match language(l) {
                 Some(lang) => {
-                    Box::pin(tools::execute::call(gw, &lang, principal, &args, terms)).await
+                    Box::pin(tools::execute::call(gw, &lang, principal, args, terms)).await
                 }
                 None => return Err(McpError::internal_error("language vanished", None)),
             },
@@ -413,11 +405,10 @@ impl PilotageServer {
         let name = request.name.to_string();
         // The front lifted a call's arguments out of the message (rmcp saw
         // `{}` in their place).
-        let arguments = call
-            .arguments
-            .take()
-            .or(request.arguments)
-            .unwrap_or_default();
+        let (arguments, received) = match call.arguments.take() {
+            Some(lifted) => (lifted, call.received.take()),
+            None => (request.arguments.unwrap_or_default(), None),
+        };
         let (language, execute) = self.tool_language(&name, &arguments);
         // Lines logged during the call name it by its scope; a span (tool,
         // language, tenant, outcome, run_id, duration) is made only for the
@@ -462,8 +453,13 @@ impl PilotageServer {
                 let served = caller.serving(super::panic_guard::guarded(
                     &name,
                     scope.run(
-                        self.dispatch(&name, arguments, principal, std::mem::take(&mut call.terms))
-                            .instrument(span.clone()),
+                        self.dispatch(
+                            &name,
+                            Args::new(arguments, received),
+                            principal,
+                            std::mem::take(&mut call.terms),
+                        )
+                        .instrument(span.clone()),
                     ),
                 ));
                 // Boxed with every scope it runs in: the front's request

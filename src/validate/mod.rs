@@ -34,23 +34,32 @@ use crate::gateway::{Gateway, LanguageRuntime};
 use crate::languages::StepInfo;
 use crate::pilotage::RequestError;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::collections::HashSet;
 use std::sync::Arc;
 use visibility::HiddenSteps;
 
-/// Validates `program` with `context` for `principal`. The caller has
-/// checked `program` against the language's bounds already (the validate
-/// tool and execute's well-formedness step both do, before the catalog is
-/// read), so a large program is not walked twice.
+/// Validates `program` with `context` for `principal`; `received` is the
+/// text the program arrived in, when the front kept it (the verdict's key).
+/// The caller has checked `program` against the language's bounds already
+/// (the validate tool and execute's well-formedness step both do, before
+/// the catalog is read), so a large program is not walked twice.
 pub async fn validate(
     gw: &Gateway,
     lang: &LanguageRuntime,
     principal: &Principal,
     view: &CatalogView,
-    program: &Value,
+    (program, received): (&Value, Option<&RawValue>),
     context: Option<&Value>,
 ) -> Result<Arc<Verdict>, RequestError> {
-    let key = verdict::cache_key(principal, &lang.config.name, program, view, context);
+    let key = verdict::cache_key(
+        principal,
+        &lang.config.name,
+        program,
+        received,
+        view,
+        context,
+    );
     if let Some(hit) = gw.verdicts.get(&key).await {
         return Ok(hit);
     }

@@ -5,10 +5,11 @@
 //! knows the gateway.
 
 use crate::auth::Principal;
-use crate::catalog::{CatalogView, canonical_json, write_canonical_to};
+use crate::catalog::CatalogView;
 use crate::classify::Diagnostic;
 use crate::languages::{StepInfo, StepKind};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
@@ -125,10 +126,19 @@ impl Verdict {
 }
 
 /// The key of a verdict: everything the verdict depends on, hashed.
+///
+/// The program is hashed as the text it arrived in (`received`) when the
+/// front kept that text, else as its compact JSON. Either way equal bytes
+/// mean an equal program (the tree was read from exactly those bytes, and
+/// compact JSON reads back as the tree it was written from), so a program
+/// sent again in the same text finds its verdict without being written out
+/// to be hashed. The same program in other text (spaces, key order) is
+/// validated again: a miss, never a wrong verdict.
 pub(super) fn cache_key(
     principal: &Principal,
     language: &str,
     program: &Value,
+    received: Option<&RawValue>,
     view: &CatalogView,
     context: Option<&Value>,
 ) -> String {
@@ -139,12 +149,16 @@ pub(super) fn cache_key(
         h.update(part.as_bytes());
         h.update([0]);
     }
-    // Streamed into the hash: a large program is never written out whole.
-    let mut sink = HashSink(&mut h);
-    let _ = write_canonical_to(program, &mut sink);
+    match received {
+        Some(text) => h.update(text.get().as_bytes()),
+        // Streamed into the hash: a large program is never written out whole.
+        None => {
+            let _ = serde_json::to_writer(HashSink(&mut h), program);
+        }
+    }
     h.update([0]);
     if let Some(c) = context {
-        h.update(canonical_json(c).as_bytes());
+        let _ = serde_json::to_writer(HashSink(&mut h), c);
     }
     hex::encode(h.finalize())
 }

@@ -395,3 +395,67 @@ async fn engine_calls_carry_the_engine_name_and_buckets_reach_the_longest_deadli
     }
     drop(second);
 }
+
+/// Engine checks the gateway made so far (`/metrics`).
+async fn engine_checks(env: &TestEnv) -> f64 {
+    let s = parse(&scrape(env).await);
+    total(
+        &s,
+        "pilotage_engine_call_duration_seconds_count",
+        &[("operation", "check")],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_verdict_is_found_again_by_the_text_its_program_arrived_in() {
+    let env = TestEnv::start().await;
+    let mut c = env.anonymous();
+    c.initialize().await;
+    let manifest = c.call("pilotage_manifest", json!({})).await.structured;
+    let lang = &manifest["languages"][0];
+    let validate = lang["loop"]["validate"].as_str().unwrap().to_string();
+    let execute = lang["loop"]["execute"].as_str().unwrap().to_string();
+    let program = valid_program();
+    // The same program with one step's members in another order: other
+    // text, the same tree.
+    let mut reordered = program.clone();
+    let step = reordered["steps"][1].take();
+    let mut members: Vec<_> = step.as_object().unwrap().clone().into_iter().collect();
+    members.reverse();
+    reordered["steps"][1] = serde_json::Value::Object(members.into_iter().collect());
+    assert_eq!(program, reordered);
+    assert_ne!(program.to_string(), reordered.to_string());
+
+    let at_start = engine_checks(&env).await;
+    let first = c
+        .call(&validate, json!({"workflow": program}))
+        .await
+        .structured;
+    assert_eq!(first["valid"], true, "{first}");
+    assert_eq!(engine_checks(&env).await, at_start + 1.0);
+    // Sent again in the same text: the verdict, without the engine.
+    let again = c
+        .call(&validate, json!({"workflow": program}))
+        .await
+        .structured;
+    assert_eq!(again, first);
+    assert_eq!(engine_checks(&env).await, at_start + 1.0);
+    // In other text: checked again, and answered alike.
+    let other = c
+        .call(&validate, json!({"workflow": reordered}))
+        .await
+        .structured;
+    assert!(first["plan"].is_object(), "{first}");
+    assert_eq!(other, first);
+    assert_eq!(engine_checks(&env).await, at_start + 2.0);
+    // Execute re-validates the text validate saw from the verdict.
+    let run = c
+        .call(
+            &execute,
+            json!({"workflow": program, "input": {"id": "cus_1"}, "mode": "immediate"}),
+        )
+        .await
+        .structured;
+    assert_eq!(run["outcome"]["status"], "success", "{run}");
+    assert_eq!(engine_checks(&env).await, at_start + 2.0);
+}

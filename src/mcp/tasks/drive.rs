@@ -89,6 +89,7 @@ impl Drive {
             principal: &self.principal,
             session: None,
             arguments: Some(self.record.arguments.clone()),
+            received: None,
             peer: None,
             headers: &headers,
             retry_after: None,

@@ -14,15 +14,21 @@ pub async fn call(
     gw: &Gateway,
     lang: &LanguageRuntime,
     principal: &Principal,
-    args: &Args,
+    mut args: Args,
     terms: RunTerms,
 ) -> ToolResult {
+    let argument = &lang.config.argument;
+    let program_text = args.received(argument).map(ToOwned::to_owned);
+    let program = args.take(argument);
+    let input = args.take("input");
+    let context = args.take("context");
     let text = |k: &str| args.str(k).map(str::to_string);
     let req = ExecuteRequest {
-        program: args.value(&lang.config.argument).cloned(),
+        program,
+        program_text,
         program_ref: text("program_ref"),
-        input: args.value("input").cloned(),
-        context: args.value("context").cloned(),
+        input,
+        context,
         trace_level: text("trace_level"),
         store: args.value("store").and_then(Value::as_bool),
         expected_catalog_version: text("expected_catalog_version"),

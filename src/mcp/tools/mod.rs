@@ -13,8 +13,10 @@ pub mod trace;
 pub mod validate;
 
 use super::answer::{Answer, Rendered};
+use super::arguments::Received;
 use crate::pilotage::RequestError;
 use rmcp::model::{CallToolResult, ContentBlock, ResultType};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -75,24 +77,49 @@ pub fn envelope(result: ToolResult) -> Answer {
     }
 }
 
-/// The arguments of a call, with helpers that read reserved members.
-pub struct Args(pub Map<String, Value>);
+/// The arguments of a call (a JSON object), with helpers that read reserved
+/// members, and the text they were read from when the front lifted them.
+pub struct Args {
+    members: Value,
+    received: Option<Received>,
+}
 
 impl Args {
+    pub fn new(members: Map<String, Value>, received: Option<Received>) -> Self {
+        Self {
+            members: Value::Object(members),
+            received,
+        }
+    }
+    /// The arguments as one JSON object (for their schema).
+    pub fn as_value(&self) -> &Value {
+        &self.members
+    }
     pub fn str(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(Value::as_str)
+        self.members.get(key).and_then(Value::as_str)
     }
     pub fn has(&self, key: &str) -> bool {
-        self.0.contains_key(key)
+        self.members.get(key).is_some()
     }
     pub fn value(&self, key: &str) -> Option<&Value> {
-        self.0.get(key)
+        self.members.get(key)
+    }
+    /// Member `key`, moved out (a large program is not copied).
+    pub fn take(&mut self, key: &str) -> Option<Value> {
+        self.members.as_object_mut()?.remove(key)
+    }
+    /// The text member `key` arrived as, when the front lifted the arguments
+    /// and the member is there once.
+    pub fn received(&self, key: &str) -> Option<&RawValue> {
+        self.received.as_ref()?.member(key)
     }
     /// Members outside `allowed` (for request-error routing of inapplicable
     /// members).
     pub fn unexpected(&self, allowed: &[&str]) -> Vec<String> {
-        self.0
-            .keys()
+        self.members
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.keys())
             .filter(|k| !allowed.contains(&k.as_str()))
             .cloned()
             .collect()

@@ -28,8 +28,15 @@ pub async fn call(
         .view(principal, crate::catalog::Currency::MayReuse)
         .await
         .map_err(|e| e.before_execution())?;
-    let verdict =
-        validate::validate(gw, lang, principal, &view, program, args.value("context")).await?;
+    let verdict = validate::validate(
+        gw,
+        lang,
+        principal,
+        &view,
+        (program, args.received(argument)),
+        args.value("context"),
+    )
+    .await?;
     Ok(Reply::shared(
         verdict.response.answer.clone(),
         verdict.response.summary.clone(),

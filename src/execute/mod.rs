@@ -42,6 +42,8 @@ pub struct ExecuteRequest {
     pub program_ref: Option<String>,
     pub input: Option<Value>,
     pub context: Option<Value>,
+    /// The text `context` arrived in, when the front kept it.
+    pub context_text: Option<Box<serde_json::value::RawValue>>,
     pub trace_level: Option<String>,
     pub store: Option<bool>,
     pub expected_catalog_version: Option<String>,

@@ -45,8 +45,12 @@ async fn inline(ex: &Exec<'_>, view: &CatalogView) -> Result<Runnable, Halt> {
         ex.lang,
         ex.principal,
         view,
-        (&program, ex.req.program_text.as_deref()),
-        ex.req.context.as_ref(),
+        validate::Subject {
+            program: &program,
+            program_text: ex.req.program_text.as_deref(),
+            context: ex.req.context.as_ref(),
+            context_text: ex.req.context_text.as_deref(),
+        },
     )
     .await?;
     if !verdict.valid {

@@ -15,7 +15,10 @@
 //!
 //! The text the arguments were read from stays with them ([`Received`]): a
 //! verdict is keyed by its program's text as it arrived, so a program is
-//! not written out again to be hashed.
+//! not written out again to be hashed. A plain call's arguments (see
+//! [`PlainCall`]) are not read into a tree here at all: the handler reads
+//! them when it needs them, and a validate call whose program's text has a
+//! verdict never needs them (`mcp::tools::validate::from_text`).
 
 use axum::body::Bytes;
 use serde::Deserialize;
@@ -30,11 +33,12 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone, Default)]
 pub struct LiftedArguments(Arc<Mutex<Option<ArgumentsAndText>>>);
 
-/// A call's lifted arguments and the text they were read from.
-pub type ArgumentsAndText = (Map<String, Value>, Received);
+/// A call's lifted arguments (unless they are still to be read) and the
+/// text they were, or are to be, read from.
+pub type ArgumentsAndText = (Option<Map<String, Value>>, Received);
 
 impl LiftedArguments {
-    pub fn new(arguments: Map<String, Value>, received: Received) -> Self {
+    pub fn new(arguments: Option<Map<String, Value>>, received: Received) -> Self {
         Self(Arc::new(Mutex::new(Some((arguments, received)))))
     }
 
@@ -51,11 +55,39 @@ impl LiftedArguments {
 pub struct Received(Bytes);
 
 impl Received {
+    /// The arguments read into a tree. Text that cannot be (nested past the
+    /// parser's 128 levels, a number out of range) is the parse error the
+    /// whole message would have been.
+    pub fn read(&self) -> Result<Map<String, Value>, rmcp::ErrorData> {
+        serde_json::from_slice(&self.0).map_err(|e| {
+            rmcp::ErrorData::parse_error(format!("the call's arguments cannot be read: {e}"), None)
+        })
+    }
+
     /// The text of member `name` as it arrived, when the object has exactly
     /// one such member.
     pub fn member(&self, name: &str) -> Option<&RawValue> {
         let members: Members = serde_json::from_slice(&self.0).ok()?;
         members.only(name)
+    }
+
+    /// The texts of `program` (present once) and `context` (at most once)
+    /// when the object has no other member.
+    pub fn program_and_context(&self, program: &str) -> Option<(&RawValue, Option<&RawValue>)> {
+        let members: Members = serde_json::from_slice(&self.0).ok()?;
+        let mut contexts = 0;
+        for (name, _) in &members.0 {
+            match &*name.0 {
+                "context" => contexts += 1,
+                other if other == program => {}
+                _ => return None,
+            }
+        }
+        let context = match contexts {
+            0 => None,
+            _ => Some(members.only("context")?),
+        };
+        Some((members.only(program)?, context))
     }
 }
 
@@ -63,8 +95,10 @@ impl Received {
 /// arguments for the handler.
 pub struct Lifted {
     pub body: Bytes,
-    pub arguments: Map<String, Value>,
-    /// The text `arguments` was read from.
+    /// The arguments read into a tree; `None` for a plain call, whose
+    /// handler reads `received` when it needs to.
+    pub arguments: Option<Map<String, Value>>,
+    /// The text the arguments are read from.
     pub received: Received,
     /// Set when the message is a plain call (see [`PlainCall`]).
     pub plain: Option<PlainCall>,
@@ -86,7 +120,9 @@ pub struct PlainCall {
 /// object whose `params` has exactly one `arguments` member and it is a JSON
 /// object. Anything else (another method, a duplicate member, arguments of
 /// another type, a body that is not JSON) is left for rmcp to read and
-/// answer as before: `None`.
+/// answer as before: `None`. A plain call's arguments are left as text; any
+/// other call's are read here, and when they cannot be the message is left
+/// for rmcp as well.
 pub fn lift(body: &Bytes) -> Option<Lifted> {
     let top: Members = serde_json::from_slice(body).ok()?;
     let method = top.only("method")?;
@@ -98,8 +134,11 @@ pub fn lift(body: &Bytes) -> Option<Lifted> {
     if !raw.get().starts_with('{') {
         return None;
     }
-    let arguments: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
     let plain = plain_call(&top, &params);
+    let arguments = match plain {
+        Some(_) => None,
+        None => Some(serde_json::from_str::<Map<String, Value>>(raw.get()).ok()?),
+    };
     // Where the arguments' text sits in the body: it was borrowed from it.
     let start = (raw.get().as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
     let end = start.checked_add(raw.get().len())?;
@@ -195,11 +234,17 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The body rmcp gets and the arguments, read here or (a plain call)
+    /// from their text.
     fn lifted(body: &str) -> Option<(String, Value)> {
         let l = lift(&Bytes::from(body.to_string()))?;
+        let arguments = match l.arguments {
+            Some(read) => read,
+            None => l.received.read().expect("readable"),
+        };
         Some((
             String::from_utf8(l.body.to_vec()).unwrap(),
-            Value::Object(l.arguments),
+            Value::Object(arguments),
         ))
     }
 
@@ -235,7 +280,60 @@ mod tests {
         let body = r#"{"jsonrpc":"2.0","id":1,"\u006dethod":"tools/call","params":{"name":"t","arguments":{"x":1}}}"#;
         let l = lift(&Bytes::from(body.to_string())).expect("lifted");
         assert_eq!(l.plain.expect("plain").name, "t");
-        assert_eq!(Value::Object(l.arguments), json!({"x": 1}));
+        assert_eq!(Value::Object(l.received.read().unwrap()), json!({"x": 1}));
+    }
+
+    #[test]
+    fn a_plain_calls_arguments_are_left_as_text_and_any_others_are_read() {
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        let plain = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{{"p":{deep}}}}}}}"#
+        );
+        let l = lift(&Bytes::from(plain)).expect("a plain call is lifted unread");
+        assert!(l.plain.is_some() && l.arguments.is_none());
+        // Read when needed, its text is the parse error the message was.
+        let e = l.received.read().unwrap_err();
+        assert_eq!(e.code, rmcp::model::ErrorCode::PARSE_ERROR);
+        assert!(e.message.contains("recursion limit"), "{}", e.message);
+        let other = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"x":1},"_meta":{}}}"#;
+        let l = lift(&Bytes::from_static(other.as_bytes())).expect("lifted");
+        assert_eq!(l.arguments.map(Value::Object), Some(json!({"x": 1})));
+        let unreadable = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{{"p":{deep}}},"_meta":{{}}}}}}"#
+        );
+        assert!(lift(&Bytes::from(unreadable)).is_none(), "left for rmcp");
+    }
+
+    #[test]
+    fn a_program_and_its_context_are_found_alone() {
+        let text = |arguments: &str| {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{arguments}}}}}"#
+            );
+            lift(&Bytes::from(body)).expect("lifted").received
+        };
+        let found = |arguments: &str| {
+            text(arguments)
+                .program_and_context("w")
+                .map(|(p, c)| (p.get().to_string(), c.map(|c| c.get().to_string())))
+        };
+        assert_eq!(
+            found(r#"{"w": {"a":1}}"#),
+            Some((r#"{"a":1}"#.into(), None))
+        );
+        assert_eq!(
+            found(r#"{"context":{"k":2},"w":[ ]}"#),
+            Some(("[ ]".into(), Some(r#"{"k":2}"#.into())))
+        );
+        for alone_or_not in [
+            r#"{"w": {}, "x": 1}"#,
+            r#"{"w": {}, "w": {}}"#,
+            r#"{"w": {}, "context": {}, "context": {}}"#,
+            r#"{"context": {}}"#,
+            r#"{}"#,
+        ] {
+            assert_eq!(found(alone_or_not), None, "{alone_or_not}");
+        }
     }
 
     #[test]
@@ -247,7 +345,11 @@ mod tests {
         let lifted = LiftedArguments::new(l.arguments, l.received);
         let shared = lifted.clone();
         let (arguments, received) = shared.take().expect("taken once");
-        assert_eq!(Value::Object(arguments), json!({"x": 1}));
+        assert!(
+            arguments.is_none(),
+            "a plain call's are read by the handler"
+        );
+        assert_eq!(Value::Object(received.read().unwrap()), json!({"x": 1}));
         assert_eq!(received.member("x").map(RawValue::get), Some("1"));
         assert!(lifted.take().is_none());
     }

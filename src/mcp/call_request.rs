@@ -25,9 +25,10 @@ pub struct CallRequest<'a> {
     pub principal: &'a Principal,
     /// The verified MCP session, if the request named one.
     pub session: Option<&'a Session>,
-    /// The call's arguments when the front lifted them out of the message.
+    /// The call's arguments when the front lifted them out of the message
+    /// and read them.
     pub arguments: Option<Map<String, Value>>,
-    /// The text the lifted arguments were read from.
+    /// The text of the lifted arguments (a plain call's, still to be read).
     pub received: Option<Received>,
     /// The connected peer (the client, or the last proxy).
     pub peer: Option<SocketAddr>,
@@ -49,6 +50,7 @@ impl<'a> CallRequest<'a> {
             .get::<LiftedArguments>()
             .and_then(LiftedArguments::take)
             .unzip();
+        let arguments = arguments.flatten();
         Some(Self {
             principal: extensions.get::<Principal>()?,
             session: extensions.get::<Session>(),

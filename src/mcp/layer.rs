@@ -111,9 +111,10 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
             fields.set_reject("unsupported_media_type");
             return carrier::unsupported_media_type(carrier::readable_id(&bytes));
         }
-        // A call's arguments are parsed once, here, into the tree the tool
-        // uses; rmcp and the checks below read the rest of the message,
-        // unless it is a plain call, which needs nothing more read.
+        // A call's arguments are parsed once, here (a plain call's by its
+        // handler, when it needs them), into the tree the tool uses; rmcp
+        // and the checks below read the rest of the message, unless it is a
+        // plain call, which needs nothing more read.
         if let Some(lifted) = arguments::lift(&bytes) {
             bytes = lifted.body;
             lifted_arguments = Some((lifted.arguments, lifted.received));
@@ -231,7 +232,8 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
             &front.server,
             &principal,
             message,
-            lifted_arguments.map(|(arguments, _)| arguments),
+            // A task's call is never plain: its arguments were read.
+            lifted_arguments.and_then(|(arguments, _)| arguments),
         )
         .await;
     }
@@ -242,6 +244,7 @@ async fn answer(front: &Front, req: Request<Body>) -> Response<Body> {
     let response = match direct {
         Some(call) => {
             let (arguments, received) = lifted_arguments.unzip();
+            let arguments = arguments.flatten();
             let request = CallRequest {
                 principal: &principal,
                 session: session.as_ref(),

@@ -10,7 +10,8 @@ use super::answer::Answer;
 use super::budget;
 use super::call_request::CallRequest;
 use super::tool_list::{self, ToolRole, ToolSpec};
-use super::tools::{self, Args, envelope, manifest};
+use super::tools::validate::FromText;
+use super::tools::{self, CallArguments, envelope, manifest};
 use crate::auth::policy::Permissions;
 use crate::auth::{Principal, Reach};
 use crate::execute::RunTerms;
@@ -136,24 +137,41 @@ impl PilotageServer {
         name: &str,
         arguments: &Value,
     ) -> Result<&ToolSpec, McpError> {
-        let surface = self.surface(Some(principal));
-        // A tool this principal is not offered does not exist for it, the
-        // same answer as for a capability the language does not declare.
-        let Some(spec) = surface.specs.iter().find(|s| s.name() == name) else {
-            return Err(McpError::invalid_params(
-                format!("Unknown tool: {name}"),
-                None,
-            ));
-        };
-        if let Some(v) = surface.validators.get(name)
-            && let Some(err) = v.iter_errors(arguments).next()
-        {
-            return Err(McpError::invalid_params(
-                super::refusal::structural(spec, &err),
-                None,
-            ));
-        }
+        let spec = self.tool_for(principal, name)?;
+        self.check_arguments(principal, spec, arguments)?;
         Ok(spec)
+    }
+
+    /// The tool `name` as `principal` is offered it. A tool this principal
+    /// is not offered does not exist for it, the same answer as for a
+    /// capability the language does not declare.
+    fn tool_for(&self, principal: &Principal, name: &str) -> Result<&ToolSpec, McpError> {
+        let surface = self.surface(Some(principal));
+        surface
+            .specs
+            .iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| McpError::invalid_params(format!("Unknown tool: {name}"), None))
+    }
+
+    /// `arguments` against the schema of `spec` as `principal` is offered it.
+    fn check_arguments(
+        &self,
+        principal: &Principal,
+        spec: &ToolSpec,
+        arguments: &Value,
+    ) -> Result<(), McpError> {
+        let surface = self.surface(Some(principal));
+        match surface.validators.get(spec.name()) {
+            Some(v) => match v.iter_errors(arguments).next() {
+                Some(err) => Err(McpError::invalid_params(
+                    super::refusal::structural(spec, &err),
+                    None,
+                )),
+                None => Ok(()),
+            },
+            None => Ok(()),
+        }
     }
 
     /// Whether a `tools/call` may be held by a task: only an execute tool
@@ -202,15 +220,33 @@ impl PilotageServer {
     pub async fn dispatch(
         &self,
         name: &str,
-        args: Args,
+        arguments: CallArguments,
         principal: &Principal,
         terms: RunTerms,
     ) -> Result<Answer, McpError> {
         let inner = &self.inner;
         let surface = self.surface(Some(principal));
-        let spec = self.offered(principal, name, args.as_value())?;
+        let spec = self.tool_for(principal, name)?;
         let gw = &inner.gw;
         let language = |l: &str| gw.language(l).cloned();
+        // A plain validate call whose program's text has a verdict is
+        // answered from it, its arguments never read (see `from_text`).
+        let mut view = None;
+        let args = match arguments {
+            CallArguments::Unread(text) => {
+                if let ToolRole::Validate(l) = &spec.role
+                    && let Some(lang) = language(l)
+                {
+                    match Box::pin(tools::validate::from_text(gw, &lang, principal, &text)).await {
+                        FromText::Answered(reply) => return Ok(envelope(Ok(reply))),
+                        FromText::Missed(read) => view = read,
+                    }
+                }
+                CallArguments::Unread(text).read()?
+            }
+            read => read.read()?,
+        };
+        self.check_arguments(principal, spec, args.as_value())?;
         // The tools that wait are boxed, each in its own arm: their state
         // (execute's is large) sits in an allocation of its own, so the box
         // `call` puts every call in stays small, and is cheap to fill, for
@@ -222,7 +258,9 @@ impl PilotageServer {
                 Box::pin(tools::catalog::call(gw, &inner.pages, principal, &args)).await
             }
             ToolRole::Validate(l) => match language(l) {
-                Some(lang) => Box::pin(tools::validate::call(gw, &lang, principal, &args)).await,
+                Some(lang) => {
+                    Box::pin(tools::validate::call(gw, &lang, principal, &args, view)).await
+                }
                 None => return Err(McpError::internal_error("language vanished", None)),
             },
             ToolRole::Execute(l) => match language(l) {
@@ -245,11 +283,7 @@ impl PilotageServer {
     /// The language a tool call is for (its loop tool's, or a declared
     /// `language` argument; empty otherwise, so caller text never becomes a
     /// label), and whether the tool executes.
-    fn tool_language(
-        &self,
-        name: &str,
-        arguments: &serde_json::Map<String, Value>,
-    ) -> (String, bool) {
+    fn tool_language(&self, name: &str, arguments: &CallArguments) -> (String, bool) {
         // Tool names are a closed set; the full surface knows every one.
         match self
             .surface(None)
@@ -261,9 +295,9 @@ impl PilotageServer {
             Some(ToolRole::Execute(l)) => (l.clone(), true),
             Some(ToolRole::Validate(l)) | Some(ToolRole::Trace(l)) => (l.clone(), false),
             _ => {
-                let named = arguments.get("language").and_then(Value::as_str);
+                let named = arguments.language();
                 let declared = named.filter(|l| self.inner.gw.language(l).is_some());
-                (declared.unwrap_or_default().to_string(), false)
+                (declared.unwrap_or_default(), false)
             }
         }
     }
@@ -348,11 +382,9 @@ impl ServerHandler for PilotageServer {
             .client_capabilities()
             .is_some_and(|caps| caps.supports_tasks());
         if client_tasks && super::tasks::extension::may_hold(self, call.principal, &request.name) {
-            let arguments = call
-                .arguments
-                .take()
-                .or(request.arguments)
-                .unwrap_or_default();
+            let arguments = CallArguments::of(&mut call, request.arguments)
+                .read()?
+                .into_members();
             return super::tasks::extension::call(self, call.principal, &request.name, arguments)
                 .await;
         }
@@ -405,10 +437,7 @@ impl PilotageServer {
         let name = request.name.to_string();
         // The front lifted a call's arguments out of the message (rmcp saw
         // `{}` in their place).
-        let (arguments, received) = match call.arguments.take() {
-            Some(lifted) => (lifted, call.received.take()),
-            None => (request.arguments.unwrap_or_default(), None),
-        };
+        let arguments = CallArguments::of(&mut call, request.arguments);
         let (language, execute) = self.tool_language(&name, &arguments);
         // Lines logged during the call name it by its scope; a span (tool,
         // language, tenant, outcome, run_id, duration) is made only for the
@@ -453,13 +482,8 @@ impl PilotageServer {
                 let served = caller.serving(super::panic_guard::guarded(
                     &name,
                     scope.run(
-                        self.dispatch(
-                            &name,
-                            Args::new(arguments, received),
-                            principal,
-                            std::mem::take(&mut call.terms),
-                        )
-                        .instrument(span.clone()),
+                        self.dispatch(&name, arguments, principal, std::mem::take(&mut call.terms))
+                            .instrument(span.clone()),
                     ),
                 ));
                 // Boxed with every scope it runs in: the front's request

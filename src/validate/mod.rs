@@ -24,7 +24,7 @@ pub use context::context_findings;
 pub use engine::classify_problems;
 pub use locate::locate_whole_program;
 pub use response::Response;
-pub use verdict::{Verdict, VerdictCache};
+pub use verdict::{Keyed, Verdict, VerdictCache};
 
 use crate::auth::Principal;
 use crate::catalog::CatalogView;
@@ -39,34 +39,71 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use visibility::HiddenSteps;
 
-/// Validates `program` with `context` for `principal`; `received` is the
-/// text the program arrived in, when the front kept it (the verdict's key).
-/// The caller has checked `program` against the language's bounds already
-/// (the validate tool and execute's well-formedness step both do, before
-/// the catalog is read), so a large program is not walked twice.
+/// What is validated: the program and its context, each with the text it
+/// arrived in when the front kept it (the verdict's key, see [`Keyed`]).
+pub struct Subject<'a> {
+    pub program: &'a Value,
+    pub program_text: Option<&'a RawValue>,
+    pub context: Option<&'a Value>,
+    pub context_text: Option<&'a RawValue>,
+}
+
+impl Subject<'_> {
+    fn key(&self, lang: &LanguageRuntime, principal: &Principal, view: &CatalogView) -> String {
+        verdict::cache_key(
+            principal,
+            &lang.config.name,
+            view,
+            self.program_text
+                .map_or(Keyed::Tree(self.program), Keyed::Text),
+            self.context
+                .map(|c| self.context_text.map_or(Keyed::Tree(c), Keyed::Text)),
+        )
+    }
+}
+
+/// Validates `subject` for `principal`. The caller has checked the program
+/// against the language's bounds already (the validate tool and execute's
+/// well-formedness step both do, before the catalog is read), so a large
+/// program is not walked twice.
 pub async fn validate(
     gw: &Gateway,
     lang: &LanguageRuntime,
     principal: &Principal,
     view: &CatalogView,
-    (program, received): (&Value, Option<&RawValue>),
-    context: Option<&Value>,
+    subject: Subject<'_>,
 ) -> Result<Arc<Verdict>, RequestError> {
-    let key = verdict::cache_key(
-        principal,
-        &lang.config.name,
-        program,
-        received,
-        view,
-        context,
-    );
+    let key = subject.key(lang, principal, view);
     if let Some(hit) = gw.verdicts.get(&key).await {
         return Ok(hit);
     }
+    let Subject {
+        program, context, ..
+    } = subject;
     let steps = lang.language.steps(program);
     let verdict = Arc::new(compute(gw, lang, principal, view, program, context, steps).await?);
     gw.verdicts.insert(key, verdict.clone()).await;
     Ok(verdict)
+}
+
+/// The verdict already made for a program (and context) sent in this very
+/// text, if any: found without reading the text into a tree.
+pub async fn cached(
+    gw: &Gateway,
+    lang: &LanguageRuntime,
+    principal: &Principal,
+    view: &CatalogView,
+    program: &RawValue,
+    context: Option<&RawValue>,
+) -> Option<Arc<Verdict>> {
+    let key = verdict::cache_key(
+        principal,
+        &lang.config.name,
+        view,
+        Keyed::Text(program),
+        context.map(Keyed::Text),
+    );
+    gw.verdicts.get(&key).await
 }
 
 async fn compute(

@@ -125,22 +125,40 @@ impl Verdict {
     }
 }
 
+/// How the program or the context enters a verdict's key: the text it
+/// arrived in, when the front kept it, else its tree (hashed as its compact
+/// JSON).
+#[derive(Clone, Copy)]
+pub enum Keyed<'a> {
+    Text(&'a RawValue),
+    Tree(&'a Value),
+}
+
+impl Keyed<'_> {
+    fn hash_into(self, h: &mut Sha256) {
+        match self {
+            Keyed::Text(text) => h.update(text.get().as_bytes()),
+            // Streamed into the hash: a large program is never written out whole.
+            Keyed::Tree(tree) => {
+                let _ = serde_json::to_writer(HashSink(h), tree);
+            }
+        }
+    }
+}
+
 /// The key of a verdict: everything the verdict depends on, hashed.
 ///
-/// The program is hashed as the text it arrived in (`received`) when the
-/// front kept that text, else as its compact JSON. Either way equal bytes
-/// mean an equal program (the tree was read from exactly those bytes, and
-/// compact JSON reads back as the tree it was written from), so a program
-/// sent again in the same text finds its verdict without being written out
-/// to be hashed. The same program in other text (spaces, key order) is
-/// validated again: a miss, never a wrong verdict.
+/// Equal bytes mean an equal program (a tree read from a text, compact JSON
+/// reads back as the tree it was written from), so a program sent again in
+/// the same text finds its verdict without being read or written out. The
+/// same program in other text (spaces, key order) is validated again: a
+/// miss, never a wrong verdict.
 pub(super) fn cache_key(
     principal: &Principal,
     language: &str,
-    program: &Value,
-    received: Option<&RawValue>,
     view: &CatalogView,
-    context: Option<&Value>,
+    program: Keyed<'_>,
+    context: Option<Keyed<'_>>,
 ) -> String {
     let mut h = Sha256::new();
     // Principals of one tenant share verdicts unless their ceilings differ.
@@ -149,16 +167,10 @@ pub(super) fn cache_key(
         h.update(part.as_bytes());
         h.update([0]);
     }
-    match received {
-        Some(text) => h.update(text.get().as_bytes()),
-        // Streamed into the hash: a large program is never written out whole.
-        None => {
-            let _ = serde_json::to_writer(HashSink(&mut h), program);
-        }
-    }
+    program.hash_into(&mut h);
     h.update([0]);
     if let Some(c) = context {
-        let _ = serde_json::to_writer(HashSink(&mut h), c);
+        c.hash_into(&mut h);
     }
     hex::encode(h.finalize())
 }

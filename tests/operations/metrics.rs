@@ -433,12 +433,18 @@ async fn a_verdict_is_found_again_by_the_text_its_program_arrived_in() {
         .structured;
     assert_eq!(first["valid"], true, "{first}");
     assert_eq!(engine_checks(&env).await, at_start + 1.0);
-    // Sent again in the same text: the verdict, without the engine.
+    // Sent again in the same text: the verdict, without the engine, from
+    // the text alone; beside another member, from the arguments read.
     let again = c
         .call(&validate, json!({"workflow": program}))
         .await
         .structured;
     assert_eq!(again, first);
+    let beside = c
+        .call(&validate, json!({"workflow": program, "note": [1]}))
+        .await
+        .structured;
+    assert_eq!(beside, first);
     assert_eq!(engine_checks(&env).await, at_start + 1.0);
     // In other text: checked again, and answered alike.
     let other = c

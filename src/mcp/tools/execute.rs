@@ -19,6 +19,7 @@ pub async fn call(
 ) -> ToolResult {
     let argument = &lang.config.argument;
     let program_text = args.received(argument).map(ToOwned::to_owned);
+    let context_text = args.received("context").map(ToOwned::to_owned);
     let program = args.take(argument);
     let input = args.take("input");
     let context = args.take("context");
@@ -29,6 +30,7 @@ pub async fn call(
         program_ref: text("program_ref"),
         input,
         context,
+        context_text,
         trace_level: text("trace_level"),
         store: args.value("store").and_then(Value::as_bool),
         expected_catalog_version: text("expected_catalog_version"),

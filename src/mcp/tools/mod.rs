@@ -14,6 +14,7 @@ pub mod validate;
 
 use super::answer::{Answer, Rendered};
 use super::arguments::Received;
+use super::call_request::CallRequest;
 use crate::pilotage::RequestError;
 use rmcp::model::{CallToolResult, ContentBlock, ResultType};
 use serde_json::value::RawValue;
@@ -104,6 +105,13 @@ impl Args {
     pub fn value(&self, key: &str) -> Option<&Value> {
         self.members.get(key)
     }
+    /// The arguments as one JSON object's members.
+    pub fn into_members(self) -> Map<String, Value> {
+        match self.members {
+            Value::Object(members) => members,
+            _ => Map::new(),
+        }
+    }
     /// Member `key`, moved out (a large program is not copied).
     pub fn take(&mut self, key: &str) -> Option<Value> {
         self.members.as_object_mut()?.remove(key)
@@ -123,6 +131,41 @@ impl Args {
             .filter(|k| !allowed.contains(&k.as_str()))
             .cloned()
             .collect()
+    }
+}
+
+/// A call's arguments as the handler gets them: read into a tree, or a
+/// plain call's, still the text they arrived in (read when needed).
+pub enum CallArguments {
+    Read(Args),
+    Unread(Received),
+}
+
+impl CallArguments {
+    /// What the front lifted out of the call (read or not), else what rmcp
+    /// read (`from_rmcp`).
+    pub fn of(call: &mut CallRequest<'_>, from_rmcp: Option<Map<String, Value>>) -> Self {
+        match (call.arguments.take(), call.received.take()) {
+            (Some(read), received) => Self::Read(Args::new(read, received)),
+            (None, Some(text)) => Self::Unread(text),
+            (None, None) => Self::Read(Args::new(from_rmcp.unwrap_or_default(), None)),
+        }
+    }
+
+    /// The arguments read (`-32700` for text that cannot be).
+    pub fn read(self) -> Result<Args, rmcp::ErrorData> {
+        match self {
+            Self::Read(args) => Ok(args),
+            Self::Unread(text) => Ok(Args::new(text.read()?, Some(text))),
+        }
+    }
+
+    /// The `language` member, when it is a string.
+    pub fn language(&self) -> Option<String> {
+        match self {
+            Self::Read(args) => args.str("language").map(str::to_string),
+            Self::Unread(text) => serde_json::from_str(text.member("language")?.get()).ok(),
+        }
     }
 }
 

@@ -231,7 +231,7 @@ impl PilotageServer {
         let language = |l: &str| gw.language(l).cloned();
         // A plain validate call whose program's text has a verdict is
         // answered from it, its arguments never read (see `from_text`).
-        let mut view = None;
+        let mut looked = None;
         let args = match arguments {
             CallArguments::Unread(text) => {
                 if let ToolRole::Validate(l) = &spec.role
@@ -239,7 +239,7 @@ impl PilotageServer {
                 {
                     match Box::pin(tools::validate::from_text(gw, &lang, principal, &text)).await {
                         FromText::Answered(reply) => return Ok(envelope(Ok(reply))),
-                        FromText::Missed(read) => view = read,
+                        FromText::Missed(read) => looked = read,
                     }
                 }
                 CallArguments::Unread(text).read()?
@@ -259,7 +259,7 @@ impl PilotageServer {
             }
             ToolRole::Validate(l) => match language(l) {
                 Some(lang) => {
-                    Box::pin(tools::validate::call(gw, &lang, principal, &args, view)).await
+                    Box::pin(tools::validate::call(gw, &lang, principal, &args, looked)).await
                 }
                 None => return Err(McpError::internal_error("language vanished", None)),
             },

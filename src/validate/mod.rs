@@ -74,36 +74,57 @@ pub async fn validate(
     subject: Subject<'_>,
 ) -> Result<Arc<Verdict>, RequestError> {
     let key = subject.key(lang, principal, view);
+    validate_as(
+        gw,
+        lang,
+        principal,
+        view,
+        (subject.program, subject.context),
+        key,
+    )
+    .await
+}
+
+/// [`validate`] with the verdict's key already made (by [`text_key`], for
+/// the same program and context as `subject`'s trees).
+pub async fn validate_as(
+    gw: &Gateway,
+    lang: &LanguageRuntime,
+    principal: &Principal,
+    view: &CatalogView,
+    (program, context): (&Value, Option<&Value>),
+    key: String,
+) -> Result<Arc<Verdict>, RequestError> {
     if let Some(hit) = gw.verdicts.get(&key).await {
         return Ok(hit);
     }
-    let Subject {
-        program, context, ..
-    } = subject;
     let steps = lang.language.steps(program);
     let verdict = Arc::new(compute(gw, lang, principal, view, program, context, steps).await?);
     gw.verdicts.insert(key, verdict.clone()).await;
     Ok(verdict)
 }
 
-/// The verdict already made for a program (and context) sent in this very
-/// text, if any: found without reading the text into a tree.
-pub async fn cached(
-    gw: &Gateway,
+/// The key of the verdict for a program (and context) sent in this very
+/// text: the key [`validate`] makes for their trees read from it.
+pub fn text_key(
     lang: &LanguageRuntime,
     principal: &Principal,
     view: &CatalogView,
     program: &RawValue,
     context: Option<&RawValue>,
-) -> Option<Arc<Verdict>> {
-    let key = verdict::cache_key(
+) -> String {
+    verdict::cache_key(
         principal,
         &lang.config.name,
         view,
         Keyed::Text(program),
         context.map(Keyed::Text),
-    );
-    gw.verdicts.get(&key).await
+    )
+}
+
+/// The verdict held under `key`, if any.
+pub async fn cached(gw: &Gateway, key: &str) -> Option<Arc<Verdict>> {
+    gw.verdicts.get(key).await
 }
 
 async fn compute(

@@ -231,9 +231,17 @@ async fn nesting_is_a_bound_below_the_parser_limit_and_a_parse_error_above_it() 
         .call("validate_workflow", json!({"workflow": nested(30)}))
         .await;
     assert_eq!(r.structured["error"]["kind"], "bounds_exceeded");
-    // Above it: the message cannot be parsed at all, a carrier parse error.
+    // Above it: the arguments cannot be read into a tree, a parse error.
+    // A plain call's are read by its handler, which answers its id; any
+    // other message cannot be read at all.
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "validate_workflow", "arguments": {"workflow": nested(70)}}});
+    let (status, _, v) = c.raw(&body.to_string()).await;
+    assert!(status < 500);
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    assert_eq!(v["id"], 1, "{v}");
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "validate_workflow", "arguments": {"workflow": nested(70)}, "_meta": {}}});
     let (status, _, v) = c.raw(&body.to_string()).await;
     assert!(status < 500);
     assert_eq!(v["error"]["code"], -32700, "{v}");

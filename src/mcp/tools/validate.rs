@@ -14,14 +14,14 @@ use crate::mcp::arguments::Received;
 use crate::pilotage::RequestError;
 use crate::validate::{self, Subject, Verdict};
 
-/// Validates the program in `args`; `view` is the caller's catalog when
-/// [`from_text`] read it already.
+/// Validates the program in `args`; `looked` is what [`from_text`] found
+/// (the caller's catalog and the verdict's key) when it looked first.
 pub async fn call(
     gw: &Gateway,
     lang: &LanguageRuntime,
     principal: &Principal,
     args: &Args,
-    view: Option<CatalogView>,
+    looked: Option<Looked>,
 ) -> ToolResult {
     let argument = &lang.config.argument;
     let Some(program) = args.value(argument) else {
@@ -32,31 +32,43 @@ pub async fn call(
     // Bounds first: an oversized program costs nothing else, not even the
     // caller's catalog.
     lang.language.check_bounds(program, &lang.config.bounds)?;
-    let view = match view {
-        Some(view) => view,
-        None => lang
-            .catalog
-            .view(principal, Currency::MayReuse)
-            .await
-            .map_err(|e| e.before_execution())?,
+    let context = args.value("context");
+    let verdict = match looked {
+        Some(Looked { view, key }) => {
+            validate::validate_as(gw, lang, principal, &view, (program, context), key).await?
+        }
+        None => {
+            let view = lang
+                .catalog
+                .view(principal, Currency::MayReuse)
+                .await
+                .map_err(|e| e.before_execution())?;
+            let subject = Subject {
+                program,
+                program_text: args.received(argument),
+                context,
+                context_text: args.received("context"),
+            };
+            validate::validate(gw, lang, principal, &view, subject).await?
+        }
     };
-    let subject = Subject {
-        program,
-        program_text: args.received(argument),
-        context: args.value("context"),
-        context_text: args.received("context"),
-    };
-    let verdict = validate::validate(gw, lang, principal, &view, subject).await?;
     Ok(reply(&verdict))
+}
+
+/// What [`from_text`] read on its way to a miss: the caller's catalog and
+/// the key of the verdict the call will make.
+pub struct Looked {
+    view: CatalogView,
+    key: String,
 }
 
 /// What a plain call's text alone gave.
 pub enum FromText {
     /// The verdict made for this very text.
     Answered(Reply),
-    /// No verdict: the call is read and validated ([`call`]), with the
-    /// caller's catalog when it was read here.
-    Missed(Option<CatalogView>),
+    /// No verdict: the call is read and validated ([`call`]), with what
+    /// was read here.
+    Missed(Option<Looked>),
 }
 
 /// Answers a plain call from the verdict made for its program's (and
@@ -86,9 +98,10 @@ pub async fn from_text(
     let Ok(view) = lang.catalog.view(principal, Currency::MayReuse).await else {
         return FromText::Missed(None);
     };
-    match validate::cached(gw, lang, principal, &view, program, context).await {
+    let key = validate::text_key(lang, principal, &view, program, context);
+    match validate::cached(gw, &key).await {
         Some(verdict) => FromText::Answered(reply(&verdict)),
-        None => FromText::Missed(Some(view)),
+        None => FromText::Missed(Some(Looked { view, key })),
     }
 }
 

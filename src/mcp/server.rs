@@ -242,10 +242,11 @@ impl PilotageServer {
                         FromText::Missed(read) => looked = read,
                     }
                 }
-                CallArguments::Unread(text).read()?
+                CallArguments::Unread(text)
             }
-            read => read.read()?,
-        };
+            other => other,
+        }
+        .read()?;
         self.check_arguments(principal, spec, args.as_value())?;
         // The tools that wait are boxed, each in its own arm: their state
         // (execute's is large) sits in an allocation of its own, so the box

@@ -8,14 +8,16 @@
 
 use super::{Args, Reply, ToolResult};
 use crate::auth::Principal;
-use crate::catalog::{CatalogView, Currency};
+use crate::catalog::{CatalogError, CatalogView, Currency};
 use crate::gateway::{Gateway, LanguageRuntime};
 use crate::mcp::arguments::Received;
 use crate::pilotage::RequestError;
 use crate::validate::{self, Subject, Verdict};
+use serde_json::value::RawValue;
 
-/// Validates the program in `args`; `looked` is what [`from_text`] found
-/// (the caller's catalog and the verdict's key) when it looked first.
+/// Validates the program in `args`; `looked` is what [`from_text`] read
+/// (the caller's catalog, or why it could not be read, and the verdict's
+/// key) when it looked first.
 pub async fn call(
     gw: &Gateway,
     lang: &LanguageRuntime,
@@ -30,13 +32,16 @@ pub async fn call(
         )));
     };
     // Bounds first: an oversized program costs nothing else, not even the
-    // caller's catalog.
+    // caller's catalog (unless a plain call's lookup read it: a program of
+    // the right type within the size bound whose depth, steps or ids are
+    // out of bounds).
     lang.language.check_bounds(program, &lang.config.bounds)?;
     let context = args.value("context");
     let verdict = match looked {
-        Some(Looked { view, key }) => {
+        Some(Looked::Catalog { view, key }) => {
             validate::validate_as(gw, lang, principal, &view, (program, context), key).await?
         }
+        Some(Looked::Unreadable(e)) => return Err(e.before_execution()),
         None => {
             let view = lang
                 .catalog
@@ -55,11 +60,14 @@ pub async fn call(
     Ok(reply(&verdict))
 }
 
-/// What [`from_text`] read on its way to a miss: the caller's catalog and
-/// the key of the verdict the call will make.
-pub struct Looked {
-    view: CatalogView,
-    key: String,
+/// What [`from_text`] read on its way to a miss, so that the call does not
+/// read it again (each catalog read can be a request to the engine).
+pub enum Looked {
+    /// The caller's catalog and the key of the verdict the call will make.
+    Catalog { view: CatalogView, key: String },
+    /// The caller's catalog could not be read: what the call reports once
+    /// its arguments pass their checks.
+    Unreadable(CatalogError),
 }
 
 /// What a plain call's text alone gave.
@@ -88,20 +96,30 @@ pub async fn from_text(
     let Some((program, context)) = text.program_and_context(&lang.config.argument) else {
         return FromText::Missed(None);
     };
-    // A program whose text is over the size bound is refused by the read
-    // before any catalog is.
-    if program.get().len() > lang.config.bounds.max_program_bytes {
+    // What the read refuses before any catalog is read (a program of
+    // another JSON type than the schema's, a context that is no object, a
+    // program text over the size bound) is left to it.
+    let opens = |text: &RawValue, json_type: &str| match json_type {
+        "object" => text.get().starts_with('{'),
+        "string" => text.get().starts_with('"'),
+        _ => false,
+    };
+    if !opens(program, lang.language.program_json_type())
+        || context.is_some_and(|c| !opens(c, "object"))
+        || program.get().len() > lang.config.bounds.max_program_bytes
+    {
         return FromText::Missed(None);
     }
-    // A catalog that cannot be read is reported by the read, after the
+    // A catalog that cannot be read is reported by the call after the
     // argument checks that come first.
-    let Ok(view) = lang.catalog.view(principal, Currency::MayReuse).await else {
-        return FromText::Missed(None);
+    let view = match lang.catalog.view(principal, Currency::MayReuse).await {
+        Ok(view) => view,
+        Err(e) => return FromText::Missed(Some(Looked::Unreadable(e))),
     };
     let key = validate::text_key(lang, principal, &view, program, context);
     match validate::cached(gw, &key).await {
         Some(verdict) => FromText::Answered(reply(&verdict)),
-        None => FromText::Missed(Some(Looked { view, key })),
+        None => FromText::Missed(Some(Looked::Catalog { view, key })),
     }
 }
 

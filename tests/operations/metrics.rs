@@ -3,7 +3,7 @@
 //! loop exercised is there with the counts the loop implies (cached verdicts
 //! included).
 
-use crate::common::{ACME_OPS, LANG, TestEnv, valid_program};
+use crate::common::{ACME_OPS, LANG, Mcp, TestEnv, valid_program};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -85,15 +85,26 @@ pub(crate) async fn scrape(env: &TestEnv) -> String {
     r.text().await.expect("metrics body")
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_scrape_after_the_loop_passes_promtool_and_counts_what_happened() {
-    let env = TestEnv::start().await;
+/// An initialized anonymous caller and the first language's validate and
+/// execute tools, from its manifest.
+async fn anonymous_loop(env: &TestEnv) -> (Mcp, String, String) {
     let mut c = env.anonymous();
     c.initialize().await;
     let manifest = c.call("pilotage_manifest", json!({})).await.structured;
-    let lang = &manifest["languages"][0];
-    let validate = lang["loop"]["validate"].as_str().unwrap().to_string();
-    let execute = lang["loop"]["execute"].as_str().unwrap().to_string();
+    let tool = |stage: &str| {
+        manifest["languages"][0]["loop"][stage]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (validate, execute) = (tool("validate"), tool("execute"));
+    (c, validate, execute)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scrape_after_the_loop_passes_promtool_and_counts_what_happened() {
+    let env = TestEnv::start().await;
+    let (c, validate, execute) = anonymous_loop(&env).await;
     let argument = "workflow";
     c.call("pilotage_get_guide", json!({"language": LANG}))
         .await;
@@ -409,12 +420,7 @@ async fn engine_checks(env: &TestEnv) -> f64 {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_verdict_is_found_again_by_the_text_its_program_arrived_in() {
     let env = TestEnv::start().await;
-    let mut c = env.anonymous();
-    c.initialize().await;
-    let manifest = c.call("pilotage_manifest", json!({})).await.structured;
-    let lang = &manifest["languages"][0];
-    let validate = lang["loop"]["validate"].as_str().unwrap().to_string();
-    let execute = lang["loop"]["execute"].as_str().unwrap().to_string();
+    let (c, validate, execute) = anonymous_loop(&env).await;
     let program = valid_program();
     // The same program with one step's members in another order: other
     // text, the same tree.

@@ -24,7 +24,7 @@ pub use context::context_findings;
 pub use engine::classify_problems;
 pub use locate::locate_whole_program;
 pub use response::Response;
-pub use verdict::{Keyed, Verdict, VerdictCache};
+pub use verdict::{Verdict, VerdictCache};
 
 use crate::auth::Principal;
 use crate::catalog::CatalogView;
@@ -37,6 +37,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::HashSet;
 use std::sync::Arc;
+use verdict::Keyed;
 use visibility::HiddenSteps;
 
 /// What is validated: the program and its context, each with the text it
@@ -120,11 +121,6 @@ pub fn text_key(
         Keyed::Text(program),
         context.map(Keyed::Text),
     )
-}
-
-/// The verdict held under `key`, if any.
-pub async fn cached(gw: &Gateway, key: &str) -> Option<Arc<Verdict>> {
-    gw.verdicts.get(key).await
 }
 
 async fn compute(

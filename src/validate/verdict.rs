@@ -77,7 +77,7 @@ impl VerdictCache {
     }
 
     /// The verdict cached under `key`, if any.
-    pub(super) async fn get(&self, key: &str) -> Option<Arc<Verdict>> {
+    pub async fn get(&self, key: &str) -> Option<Arc<Verdict>> {
         self.cache.get(key).await
     }
 

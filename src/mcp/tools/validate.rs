@@ -117,7 +117,7 @@ pub async fn from_text(
         Err(e) => return FromText::Missed(Some(Looked::Unreadable(e))),
     };
     let key = validate::text_key(lang, principal, &view, program, context);
-    match validate::cached(gw, &key).await {
+    match gw.verdicts.get(&key).await {
         Some(verdict) => FromText::Answered(reply(&verdict)),
         None => FromText::Missed(Some(Looked::Catalog { view, key })),
     }
